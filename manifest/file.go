@@ -1,0 +1,231 @@
+package manifest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/lancekeeper/lancekeeper/manifest/pb"
+)
+
+// Footer constants of a manifest file (lance-table-format.md §2).
+const (
+	// FooterSize is the size of the fixed footer at the end of every manifest file.
+	FooterSize = 16
+	// Magic closes every manifest file.
+	Magic = "LANC"
+	// FooterMajor and FooterMinor are the footer version Encode writes (the
+	// values Lance 12 writes). Readers never validate them.
+	FooterMajor = 0
+	FooterMinor = 2
+)
+
+// File is a decoded manifest file.
+type File struct {
+	// Name is the name the bytes were decoded under (e.g. the object key).
+	Name string
+	// Manifest is the manifest message; never nil after a successful Decode.
+	Manifest *pb.Manifest
+	// IndexSection is the index section, or nil when the manifest has none
+	// (index_section absent). An empty section decodes to a non-nil message
+	// with no indices.
+	IndexSection *pb.IndexSection
+	// Transaction is the inline transaction, or nil when the manifest has
+	// none (transaction_section absent).
+	Transaction *pb.Transaction
+	// Size is the size of the file in bytes.
+	Size int64
+	// FooterMajor and FooterMinor are the footer's version numbers, as read
+	// (Lance does not validate them and neither does Decode).
+	FooterMajor, FooterMinor int16
+	// ManifestPos is the offset of the manifest's length prefix (M_pos).
+	ManifestPos int64
+	// Prelude holds the bytes from offset 0 up to the first section (or the
+	// manifest when there is no section). It is empty in files written by
+	// current Lance; legacy-storage (data_format 0.1) tables with dictionary
+	// fields keep the dictionary values there, and Field.dictionary.offset
+	// points into it. EncodePrelude writes it back at offset 0 so those
+	// offsets stay valid.
+	Prelude []byte
+}
+
+// Indices returns the indices of the index section (nil when there is none).
+func (f *File) Indices() []*pb.IndexMetadata {
+	if f == nil || f.IndexSection == nil {
+		return nil
+	}
+	return f.IndexSection.GetIndices()
+}
+
+// Decode parses a manifest file (lance-table-format.md §2). name is used
+// only in error messages. It checks, in order: the file is at least 16
+// bytes, the magic, that M_pos and the manifest length prefix lie inside the
+// file, that the manifest ends exactly at the footer, and that the index
+// and transaction sections (when the manifest points at them) lie inside
+// the file before the footer with their lengths in range. The footer
+// version is not validated. Every failure is a *FormatError matching
+// ErrCorrupt.
+func Decode(name string, data []byte) (*File, error) {
+	size := int64(len(data))
+	if size < FooterSize {
+		return nil, formatErr(name, 0, "file size %d is smaller than the %d-byte footer", size, FooterSize)
+	}
+	footer := size - FooterSize
+	if string(data[size-4:]) != Magic {
+		return nil, formatErr(name, size-4, "magic number does not match: want %q, got %q", Magic, data[size-4:])
+	}
+	mpos := int64(binary.LittleEndian.Uint64(data[footer:]))
+	f := &File{
+		Name:        name,
+		Size:        size,
+		FooterMajor: int16(binary.LittleEndian.Uint16(data[footer+8:])),
+		FooterMinor: int16(binary.LittleEndian.Uint16(data[footer+10:])),
+		ManifestPos: mpos,
+	}
+	if mpos < 0 || mpos > footer-4 {
+		return nil, formatErr(name, footer, "manifest position %d is outside the file (must be in [0, %d])", mpos, footer-4)
+	}
+	n := int64(binary.LittleEndian.Uint32(data[mpos:]))
+	if mpos+4+n != footer {
+		return nil, formatErr(name, mpos, "manifest length does not match: the manifest must end at the footer (offset %d), but its length prefix %d ends it at %d", footer, n, mpos+4+n)
+	}
+	m := &pb.Manifest{}
+	if err := proto.Unmarshal(data[mpos+4:footer], m); err != nil {
+		return nil, &FormatError{File: name, Offset: mpos + 4, Reason: "invalid Manifest protobuf", Err: err}
+	}
+	f.Manifest = m
+	first := mpos
+	if m.IndexSection != nil && int64(*m.IndexSection) < first && *m.IndexSection <= uint64(footer) {
+		first = int64(*m.IndexSection)
+	}
+	if m.TransactionSection != nil && int64(*m.TransactionSection) < first && *m.TransactionSection <= uint64(footer) {
+		first = int64(*m.TransactionSection)
+	}
+	if first > 0 {
+		f.Prelude = append([]byte(nil), data[:first]...)
+	}
+	if m.IndexSection != nil {
+		raw, err := section(name, data, footer, "index section (field 6)", *m.IndexSection)
+		if err != nil {
+			return nil, err
+		}
+		idx := &pb.IndexSection{}
+		if err := proto.Unmarshal(raw, idx); err != nil {
+			return nil, &FormatError{File: name, Offset: int64(*m.IndexSection) + 4, Reason: "invalid IndexSection protobuf", Err: err}
+		}
+		f.IndexSection = idx
+	}
+	if m.TransactionSection != nil {
+		raw, err := section(name, data, footer, "transaction section (field 21)", *m.TransactionSection)
+		if err != nil {
+			return nil, err
+		}
+		txn := &pb.Transaction{}
+		if err := proto.Unmarshal(raw, txn); err != nil {
+			return nil, &FormatError{File: name, Offset: int64(*m.TransactionSection) + 4, Reason: "invalid Transaction protobuf", Err: err}
+		}
+		f.Transaction = txn
+	}
+	return f, nil
+}
+
+// section returns the payload of the length-prefixed section at off, which
+// must lie entirely before the footer.
+func section(name string, data []byte, footer int64, what string, off uint64) ([]byte, error) {
+	if off > uint64(footer) || uint64(footer)-off < 4 {
+		return nil, formatErr(name, footer, "%s offset %d is outside the file (must be in [0, %d])", what, off, footer-4)
+	}
+	start := int64(off)
+	n := int64(binary.LittleEndian.Uint32(data[start:]))
+	if n > footer-start-4 {
+		return nil, formatErr(name, start, "%s length %d runs past the footer at offset %d", what, n, footer)
+	}
+	return data[start+4 : start+4+n], nil
+}
+
+// Encode serializes a manifest file exactly as Lance writes it (§2 writer
+// algorithm): the index section (when idx is non-nil) at offset 0, then the
+// inline transaction (when txn is non-nil), then the manifest, then the
+// 16-byte footer (version 0.2, "LANC"). Encode sets the manifest's
+// index_section and transaction_section fields to the offsets it chose (or
+// clears them) in the bytes it writes; m itself is not modified. Marshalling
+// is deterministic (map entries sorted by key).
+func Encode(m *pb.Manifest, idx *pb.IndexSection, txn *pb.Transaction) ([]byte, error) {
+	return EncodePrelude(nil, m, idx, txn)
+}
+
+// EncodePrelude is Encode with prelude written verbatim at offset 0, before
+// the sections (see File.Prelude). Encode(m, idx, txn) equals
+// EncodePrelude(nil, m, idx, txn).
+func EncodePrelude(prelude []byte, m *pb.Manifest, idx *pb.IndexSection, txn *pb.Transaction) ([]byte, error) {
+	if m == nil {
+		return nil, fmt.Errorf("manifest: Encode: nil manifest")
+	}
+	buf := append([]byte(nil), prelude...)
+	var err error
+	var idxOff, txnOff *uint64
+	if idx != nil {
+		off := uint64(len(buf))
+		idxOff = &off
+		if buf, err = appendSection(buf, idx, "index section"); err != nil {
+			return nil, err
+		}
+	}
+	if txn != nil {
+		off := uint64(len(buf))
+		txnOff = &off
+		if buf, err = appendSection(buf, txn, "transaction section"); err != nil {
+			return nil, err
+		}
+	}
+	mc := shallowCopy(m)
+	mc.IndexSection = idxOff
+	mc.TransactionSection = txnOff
+	mpos := uint64(len(buf))
+	if buf, err = appendSection(buf, mc, "manifest"); err != nil {
+		return nil, err
+	}
+	buf = binary.LittleEndian.AppendUint64(buf, mpos)
+	buf = binary.LittleEndian.AppendUint16(buf, FooterMajor)
+	buf = binary.LittleEndian.AppendUint16(buf, FooterMinor)
+	buf = append(buf, Magic...)
+	return buf, nil
+}
+
+func appendSection(buf []byte, msg proto.Message, what string) ([]byte, error) {
+	opts := proto.MarshalOptions{Deterministic: true}
+	size := opts.Size(msg)
+	if size > math.MaxUint32 {
+		return nil, fmt.Errorf("manifest: Encode: %s is %d bytes, more than a u32 length prefix can hold", what, size)
+	}
+	start := len(buf)
+	buf = binary.LittleEndian.AppendUint32(buf, 0)
+	// Size has just cached every sub-message size; reuse them.
+	opts.UseCachedSize = true
+	out, err := opts.MarshalAppend(buf, msg)
+	if err != nil {
+		return nil, fmt.Errorf("manifest: Encode: marshal %s: %w", what, err)
+	}
+	binary.LittleEndian.PutUint32(out[start:], uint32(len(out)-start-4))
+	return out, nil
+}
+
+// shallowCopy returns a new Manifest sharing every field value (and the
+// unknown fields) of m, so Encode can set the section offsets without
+// touching the caller's message.
+func shallowCopy(m *pb.Manifest) *pb.Manifest {
+	c := &pb.Manifest{}
+	dst := c.ProtoReflect()
+	src := m.ProtoReflect()
+	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		dst.Set(fd, v)
+		return true
+	})
+	if u := src.GetUnknown(); len(u) > 0 {
+		dst.SetUnknown(u)
+	}
+	return c
+}
