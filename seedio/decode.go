@@ -298,10 +298,10 @@ func sameType(a, b arrow.DataType) bool {
 
 // seedColumns holds the arrays of the one record batch.
 type seedColumns struct {
-	rec                               arrow.RecordBatch
-	min, max                          arrow.Array
-	nullCount, nanCount, negNaNCount  *array.Uint32
-	zoneLength                        *array.Uint64
+	rec                              arrow.RecordBatch
+	min, max                         arrow.Array
+	nullCount, nanCount, negNaNCount *array.Uint32
+	zoneLength                       *array.Uint64
 }
 
 func (c *seedColumns) release() { c.rec.Release() }

@@ -374,5 +374,3 @@ func fmtBound(v any) string {
 	}
 	return fmt.Sprintf("%T(%s)", v, describeValue(v))
 }
-
-
