@@ -1,0 +1,281 @@
+package seedio
+
+// Bounds of string and binary columns: unsigned bytewise order (§4.1),
+// truncated per §6.2 when longer than the configured length.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// bytesAcc accumulates bounds of Utf8/LargeUtf8/Utf8View (isString),
+// Binary/LargeBinary/BinaryView and FixedSizeBinary (truncate = false).
+//
+// During a zone it keeps owned copies of the exact extrema; inside one batch
+// segment the running candidates point into the batch and are copied once at
+// the end of the segment, so the cost per value is one or two comparisons of
+// 8-byte big-endian prefix keys.
+type bytesAcc struct {
+	isString bool
+	truncate bool
+	maxBound int
+
+	have           bool
+	minBuf, maxBuf []byte // exact extrema of the open zone (owned)
+	minKey, maxKey uint64 // prefixKey of minBuf / maxBuf
+
+	mins, maxs         [][]byte // per zone, after truncation
+	minKnown, maxKnown []bool
+}
+
+// prefixKey returns the first 8 bytes of data[s:e] as a big-endian integer,
+// zero-padded. If prefixKey(a) < prefixKey(b) then a < b bytewise; equal
+// keys need a full comparison.
+func prefixKey(data []byte, s, e int) uint64 {
+	if e-s >= 8 {
+		return binary.BigEndian.Uint64(data[s : s+8])
+	}
+	if s+8 <= len(data) {
+		return binary.BigEndian.Uint64(data[s:s+8]) &^ (^uint64(0) >> (8 * uint(e-s)))
+	}
+	var k uint64
+	for j := s; j < e; j++ {
+		k |= uint64(data[j]) << (56 - 8*uint(j-s))
+	}
+	return k
+}
+
+func prefixKeyOf(v []byte) uint64 { return prefixKey(v, 0, len(v)) }
+
+// setFirst makes v (copied) the only value seen so far in the open zone.
+func (a *bytesAcc) setFirst(v []byte) {
+	a.minBuf = append(a.minBuf[:0], v...)
+	a.maxBuf = append(a.maxBuf[:0], v...)
+	a.minKey = prefixKeyOf(v)
+	a.maxKey = a.minKey
+	a.have = true
+}
+
+// offsetScan folds rows [lo, hi) of an offsets-based string/binary array.
+func offsetScan[O int32 | int64](a *bytesAcc, data []byte, offs []O, vb []byte, off, lo, hi int) {
+	i := lo
+	if vb != nil {
+		for i < hi && vb[(off+i)>>3]>>uint((off+i)&7)&1 == 0 {
+			i++
+		}
+	}
+	if i >= hi {
+		return
+	}
+	if !a.have {
+		a.setFirst(data[offs[i]:offs[i+1]])
+		i++
+	}
+	minS, maxS := a.minBuf, a.maxBuf
+	minK, maxK := a.minKey, a.maxKey
+	minNew, maxNew := false, false
+	if vb == nil {
+		for ; i < hi; i++ {
+			s, e := int(offs[i]), int(offs[i+1])
+			k := prefixKey(data, s, e)
+			if k <= minK {
+				if k < minK || bytes.Compare(data[s:e], minS) < 0 {
+					minS, minK, minNew = data[s:e], k, true
+				}
+			}
+			if k >= maxK {
+				if k > maxK || bytes.Compare(data[s:e], maxS) > 0 {
+					maxS, maxK, maxNew = data[s:e], k, true
+				}
+			}
+		}
+	} else {
+		for ; i < hi; i++ {
+			if vb[(off+i)>>3]>>uint((off+i)&7)&1 == 0 {
+				continue
+			}
+			s, e := int(offs[i]), int(offs[i+1])
+			k := prefixKey(data, s, e)
+			if k <= minK {
+				if k < minK || bytes.Compare(data[s:e], minS) < 0 {
+					minS, minK, minNew = data[s:e], k, true
+				}
+			}
+			if k >= maxK {
+				if k > maxK || bytes.Compare(data[s:e], maxS) > 0 {
+					maxS, maxK, maxNew = data[s:e], k, true
+				}
+			}
+		}
+	}
+	if minNew {
+		a.minBuf = append(a.minBuf[:0], minS...)
+		a.minKey = minK
+	}
+	if maxNew {
+		a.maxBuf = append(a.maxBuf[:0], maxS...)
+		a.maxKey = maxK
+	}
+}
+
+// consider folds one value (not retained) into the open zone.
+func (a *bytesAcc) consider(v []byte) {
+	if !a.have {
+		a.setFirst(v)
+		return
+	}
+	k := prefixKeyOf(v)
+	if k < a.minKey || (k == a.minKey && bytes.Compare(v, a.minBuf) < 0) {
+		a.minBuf = append(a.minBuf[:0], v...)
+		a.minKey = k
+	}
+	if k > a.maxKey || (k == a.maxKey && bytes.Compare(v, a.maxBuf) > 0) {
+		a.maxBuf = append(a.maxBuf[:0], v...)
+		a.maxKey = k
+	}
+}
+
+// stringBytes views s as bytes without copying; the result must not be
+// modified or retained.
+func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// getter returns a per-row accessor for any supported byte-like array.
+func bytesGetter(arr arrow.Array) func(i int) []byte {
+	switch a := arr.(type) {
+	case *array.String:
+		return func(i int) []byte { return stringBytes(a.Value(i)) }
+	case *array.LargeString:
+		return func(i int) []byte { return stringBytes(a.Value(i)) }
+	case *array.StringView:
+		return func(i int) []byte { return stringBytes(a.Value(i)) }
+	case *array.Binary:
+		return a.Value
+	case *array.LargeBinary:
+		return a.Value
+	case *array.BinaryView:
+		return a.Value
+	case *array.FixedSizeBinary:
+		return a.Value
+	}
+	return nil
+}
+
+// dataBuffer returns the values buffer of an offsets-based array (may be
+// nil when every value is empty).
+func dataBuffer(arr arrow.Array) []byte {
+	bufs := arr.Data().Buffers()
+	if len(bufs) < 3 || bufs[2] == nil {
+		return nil
+	}
+	return bufs[2].Bytes()
+}
+
+func (a *bytesAcc) observe(arr arrow.Array, lo, hi int, z *zoneCounts, nr *nullRecorder, base uint64) {
+	vb, off := validity(arr)
+	if vb != nil && arr.NullN() == 0 {
+		vb = nil
+	}
+	if vb != nil {
+		nulls := recordValidityNulls(vb, off, lo, hi, base, nr)
+		z.nulls += nulls
+		if nulls == uint64(hi-lo) {
+			return
+		}
+	}
+	switch t := arr.(type) {
+	case *array.String:
+		offsetScan(a, dataBuffer(arr), t.ValueOffsets(), vb, off, lo, hi)
+		return
+	case *array.Binary:
+		offsetScan(a, dataBuffer(arr), t.ValueOffsets(), vb, off, lo, hi)
+		return
+	case *array.LargeString:
+		offsetScan(a, dataBuffer(arr), t.ValueOffsets(), vb, off, lo, hi)
+		return
+	case *array.LargeBinary:
+		offsetScan(a, dataBuffer(arr), t.ValueOffsets(), vb, off, lo, hi)
+		return
+	}
+	get := bytesGetter(arr)
+	for i := lo; i < hi; i++ {
+		if vb != nil && vb[(off+i)>>3]>>uint((off+i)&7)&1 == 0 {
+			continue
+		}
+		a.consider(get(i))
+	}
+}
+
+func (a *bytesAcc) observeAt(values arrow.Array, idx []int, _ *zoneCounts) {
+	get := bytesGetter(values)
+	for _, i := range idx {
+		a.consider(get(i))
+	}
+}
+
+func (a *bytesAcc) closeZone(ordinary bool) {
+	var mn, mx []byte
+	mnOK, mxOK := false, false
+	if ordinary && a.have {
+		switch {
+		case !a.truncate:
+			mn, mnOK = bytes.Clone(a.minBuf), true
+			mx, mxOK = bytes.Clone(a.maxBuf), true
+		case a.isString:
+			s := TruncateMinString(string(a.minBuf), a.maxBound)
+			mn, mnOK = []byte(s), true
+			var t string
+			t, mxOK = TruncateMaxString(string(a.maxBuf), a.maxBound, max(HardCapBoundBytes, a.maxBound))
+			mx = []byte(t)
+		default:
+			mn, mnOK = bytes.Clone(TruncateMinBinary(a.minBuf, a.maxBound)), true
+			var t []byte
+			t, mxOK = TruncateMaxBinary(a.maxBuf, a.maxBound, max(HardCapBoundBytes, a.maxBound))
+			mx = bytes.Clone(t)
+		}
+		if a.isString {
+			// R38: string bounds must be valid UTF-8. Input that is not gives
+			// an unknown bound rather than an invalid one.
+			mnOK = mnOK && utf8.Valid(mn)
+			mxOK = mxOK && utf8.Valid(mx)
+		}
+	}
+	if !mnOK {
+		mn = nil
+	}
+	if !mxOK {
+		mx = nil
+	}
+	a.mins = append(a.mins, mn)
+	a.maxs = append(a.maxs, mx)
+	a.minKnown = append(a.minKnown, mnOK)
+	a.maxKnown = append(a.maxKnown, mxOK)
+	a.have = false
+}
+
+func (a *bytesAcc) zoneBounds(i int) (any, any) {
+	return a.boundValue(a.mins[i], a.minKnown[i]), a.boundValue(a.maxs[i], a.maxKnown[i])
+}
+
+func (a *bytesAcc) boundValue(b []byte, ok bool) any {
+	if !ok {
+		return nil
+	}
+	if a.isString {
+		return string(b)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b
+}
+
+func (a *bytesAcc) reset() {
+	a.mins, a.maxs = a.mins[:0], a.maxs[:0]
+	a.minKnown, a.maxKnown = a.minKnown[:0], a.maxKnown[:0]
+	a.have = false
+}

@@ -1,0 +1,204 @@
+package seedio
+
+// Bounds of integer-like columns: signed and unsigned integers, dates,
+// times, timestamps, durations and Decimal32/64 — all ordered as the integer
+// they store (§4.1). Decimal128/256 use cmpAcc.
+
+import (
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+type integer interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+// intLimits returns the smallest and largest value of T.
+func intLimits[T integer]() (lo, hi T) {
+	var zero T
+	allOnes := ^zero
+	if allOnes > 0 { // unsigned
+		return 0, allOnes
+	}
+	lo = T(1) << (8*unsafe.Sizeof(zero) - 1)
+	return lo, ^lo
+}
+
+// intAcc accumulates bounds of an integer-like column.
+type intAcc[T integer] struct {
+	values     func(arrow.Array) []T
+	neutralMin T // largest T: identity for min
+	neutralMax T // smallest T: identity for max
+	mn, mx     T // running bounds of the open zone
+	mins, maxs []T
+	known      []bool // zone had ordinary values (bounds non-null)
+}
+
+func newIntAcc[T integer](values func(arrow.Array) []T) *intAcc[T] {
+	lo, hi := intLimits[T]()
+	a := &intAcc[T]{values: values, neutralMin: hi, neutralMax: lo}
+	a.mn, a.mx = hi, lo
+	return a
+}
+
+func (a *intAcc[T]) observe(arr arrow.Array, lo, hi int, z *zoneCounts, nr *nullRecorder, base uint64) {
+	vals := a.values(arr)
+	vb, off := validity(arr)
+	if vb == nil || arr.NullN() == 0 {
+		a.mn, a.mx = minMaxInts(vals[lo:hi], a.mn, a.mx)
+		return
+	}
+	nulls := recordValidityNulls(vb, off, lo, hi, base, nr)
+	z.nulls += nulls
+	if nulls == uint64(hi-lo) {
+		return
+	}
+	a.mn, a.mx = minMaxIntsValid(vals, vb, off, lo, hi, a.mn, a.mx)
+}
+
+func (a *intAcc[T]) observeAt(values arrow.Array, idx []int, _ *zoneCounts) {
+	vals := a.values(values)
+	mn, mx := a.mn, a.mx
+	for _, i := range idx {
+		v := vals[i]
+		mn = min(mn, v)
+		mx = max(mx, v)
+	}
+	a.mn, a.mx = mn, mx
+}
+
+func (a *intAcc[T]) closeZone(ordinary bool) {
+	a.mins = append(a.mins, a.mn)
+	a.maxs = append(a.maxs, a.mx)
+	a.known = append(a.known, ordinary)
+	a.mn, a.mx = a.neutralMin, a.neutralMax
+}
+
+func (a *intAcc[T]) zoneBounds(i int) (any, any) {
+	if !a.known[i] {
+		return nil, nil
+	}
+	return a.mins[i], a.maxs[i]
+}
+
+func (a *intAcc[T]) reset() {
+	a.mins, a.maxs, a.known = a.mins[:0], a.maxs[:0], a.known[:0]
+	a.mn, a.mx = a.neutralMin, a.neutralMax
+}
+
+// minMaxInts folds vals into (mn, mx) with four independent accumulator
+// pairs so that the branch-free min/max instructions pipeline.
+func minMaxInts[T integer](vals []T, mn, mx T) (T, T) {
+	m0, m1, m2, m3 := mn, mn, mn, mn
+	x0, x1, x2, x3 := mx, mx, mx, mx
+	i := 0
+	for ; i+8 <= len(vals); i += 8 {
+		v := vals[i : i+8 : i+8]
+		m0 = min(m0, v[0], v[4])
+		x0 = max(x0, v[0], v[4])
+		m1 = min(m1, v[1], v[5])
+		x1 = max(x1, v[1], v[5])
+		m2 = min(m2, v[2], v[6])
+		x2 = max(x2, v[2], v[6])
+		m3 = min(m3, v[3], v[7])
+		x3 = max(x3, v[3], v[7])
+	}
+	for ; i < len(vals); i++ {
+		m0 = min(m0, vals[i])
+		x0 = max(x0, vals[i])
+	}
+	return min(m0, m1, m2, m3), max(x0, x1, x2, x3)
+}
+
+// minMaxIntsValid folds the valid rows among vals[lo:hi] into (mn, mx);
+// vb/off is the validity bitmap of vals.
+func minMaxIntsValid[T integer](vals []T, vb []byte, off, lo, hi int, mn, mx T) (T, T) {
+	for r := lo; r < hi; r += 64 {
+		n := min(hi-r, 64)
+		full := lowMask(n)
+		w := loadBits(vb, off+r) & full
+		switch w {
+		case 0:
+			continue
+		case full:
+			mn, mx = minMaxInts(vals[r:r+n], mn, mx)
+			continue
+		}
+		blk := vals[r : r+n]
+		for j := range blk {
+			if w>>uint(j)&1 != 0 {
+				mn = min(mn, blk[j])
+				mx = max(mx, blk[j])
+			}
+		}
+	}
+	return mn, mx
+}
+
+// cmpAcc accumulates bounds of a type compared with a less function
+// (Decimal128, Decimal256: signed two's complement, §4.1).
+type cmpAcc[T any] struct {
+	values     func(arrow.Array) []T
+	less       func(x, y T) bool
+	have       bool
+	mn, mx     T
+	mins, maxs []T
+	known      []bool
+}
+
+func (a *cmpAcc[T]) take(v T) {
+	if !a.have {
+		a.mn, a.mx, a.have = v, v, true
+		return
+	}
+	if a.less(v, a.mn) {
+		a.mn = v
+	}
+	if a.less(a.mx, v) {
+		a.mx = v
+	}
+}
+
+func (a *cmpAcc[T]) observe(arr arrow.Array, lo, hi int, z *zoneCounts, nr *nullRecorder, base uint64) {
+	vals := a.values(arr)
+	vb, off := validity(arr)
+	if vb == nil || arr.NullN() == 0 {
+		for _, v := range vals[lo:hi] {
+			a.take(v)
+		}
+		return
+	}
+	z.nulls += recordValidityNulls(vb, off, lo, hi, base, nr)
+	for r := lo; r < hi; r++ {
+		if vb[(off+r)>>3]>>uint((off+r)&7)&1 != 0 {
+			a.take(vals[r])
+		}
+	}
+}
+
+func (a *cmpAcc[T]) observeAt(values arrow.Array, idx []int, _ *zoneCounts) {
+	vals := a.values(values)
+	for _, i := range idx {
+		a.take(vals[i])
+	}
+}
+
+func (a *cmpAcc[T]) closeZone(ordinary bool) {
+	a.mins = append(a.mins, a.mn)
+	a.maxs = append(a.maxs, a.mx)
+	a.known = append(a.known, ordinary && a.have)
+	a.have = false
+}
+
+func (a *cmpAcc[T]) zoneBounds(i int) (any, any) {
+	if !a.known[i] {
+		return nil, nil
+	}
+	return a.mins[i], a.maxs[i]
+}
+
+func (a *cmpAcc[T]) reset() {
+	a.mins, a.maxs, a.known = a.mins[:0], a.maxs[:0], a.known[:0]
+	a.have = false
+}

@@ -1,0 +1,328 @@
+package seedio
+
+// Collector: per-column computation of version-1 zone statistics (R19–R51).
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+const (
+	// DefaultRowsPerZone is the zone size used when CollectorOptions leaves
+	// it 0 (R4).
+	DefaultRowsPerZone = 8192
+	// MaxRowsPerZone is the largest zone size a writer accepts (R4, Q14), so
+	// that every count fits uint32 (R28).
+	MaxRowsPerZone = math.MaxUint32
+	// MaxSeedRows is the largest number of rows one seed can describe: row
+	// offsets of a Lance data file are 32-bit (§1), and the null bitmap is a
+	// 32-bit Roaring bitmap (R42).
+	MaxSeedRows = 1 << 32
+)
+
+var (
+	// ErrNoSeedForType: the column's type gets no seed at all (Union, and
+	// dictionary, run-end-encoded or extension types over a union; decision
+	// Q3). Writers write neither a buffer nor a locator for such a column.
+	ErrNoSeedForType = errors.New("seedio: column type gets no seed")
+	// ErrSeedCountOverflow: a count or row offset cannot be represented
+	// exactly (more than 2^32 rows in one data file, or a zone count above
+	// 2^32-1). The writer must omit the seed (R28, R64).
+	ErrSeedCountOverflow = errors.New("seedio: seed count overflow")
+	// ErrCollectorOptions: invalid CollectorOptions (rows_per_zone outside
+	// 1…2^32-1, R4/T41; negative MaxBoundBytes).
+	ErrCollectorOptions = errors.New("seedio: invalid collector options")
+	// ErrObserveType: Observe got an array whose type differs from the
+	// collector's field type, or a nil array.
+	ErrObserveType = errors.New("seedio: observed array does not match the column type")
+)
+
+// CollectorOptions configures a Collector.
+type CollectorOptions struct {
+	RowsPerZone   uint64 // 0 => 8192 (DefaultRowsPerZone); valid 1..2^32-1 (R4)
+	MaxBoundBytes int    // 0 => 64 (DefaultMaxBoundBytes); truncation length L for string/binary bounds (§6.2)
+}
+
+// EncodedSeed is a finished version-1 seed for one column of one data file.
+type EncodedSeed struct {
+	Column      string
+	IPC         []byte // complete Arrow IPC file (R9), one record batch (R10), uncompressed (R12), metadata version="1" and seed_null_bitmap (R17, R44)
+	RowsPerZone uint64
+	NumZones    int
+	NumRows     uint64
+
+	// Zones holds what IPC encodes, one entry per zone, for callers and tests
+	// that want the values without decoding.
+	Zones []ZoneStats
+	// NullBitmapHex is the seed_null_bitmap value written into IPC.
+	NullBitmapHex string
+	// NullRows holds the local row offsets of null rows (R45), as encoded in
+	// NullBitmapHex.
+	NullRows *roaring.Bitmap
+}
+
+// ZoneStats are the statistics of one zone. Min and Max hold Go values as
+// returned by [ValueAt] for the seed value type (for dictionaries: of the
+// dictionary's value type), or nil for a null bound.
+type ZoneStats struct {
+	Start            uint64 // first local row of the zone (R19, derived, not encoded)
+	Length           uint64 // zone_length
+	NullCount        uint32
+	NaNCount         uint32
+	NegativeNaNCount uint32
+	Min, Max         any
+}
+
+// Ordinary returns the number of ordinary (non-null, non-NaN) rows,
+// O = zone_length - null_count - nan_count, computed without overflow; it
+// returns 0 if the counts exceed the length.
+func (z ZoneStats) Ordinary() uint64 {
+	used := uint64(z.NullCount) + uint64(z.NaNCount)
+	if used >= z.Length {
+		return 0
+	}
+	return z.Length - used
+}
+
+// zoneCounts are the running counts of the open zone.
+type zoneCounts struct {
+	nulls, nans, negNaNs uint64
+}
+
+// accumulator computes the type-specific part of the statistics: logical
+// nulls (with their offsets), NaN counts and bounds.
+type accumulator interface {
+	// observe processes rows [lo, hi) of arr, all inside the open zone; base
+	// is the data-file row offset of row 0 of arr.
+	observe(arr arrow.Array, lo, hi int, z *zoneCounts, nr *nullRecorder, base uint64)
+	// closeZone stores the bounds of the open zone (ordinary: the zone has
+	// at least one ordinary value) and starts a new zone.
+	closeZone(ordinary bool)
+	// zoneBounds returns the stored bounds of closed zone i (nil = null).
+	zoneBounds(i int) (min, max any)
+	// reset forgets everything.
+	reset()
+}
+
+// valueAccumulator is an accumulator for a value type that can also be fed
+// through dictionary indices.
+type valueAccumulator interface {
+	accumulator
+	// observeAt processes values[idx[k]] for every k; all are non-null.
+	observeAt(values arrow.Array, idx []int, z *zoneCounts)
+}
+
+// Collector computes the version-1 seed of one column of one data file,
+// batch by batch. A Collector is not safe for concurrent use. After Finish it
+// is reset and can collect the next data file's column (R21, R51).
+//
+// Errors are sticky: once Observe fails, Finish returns the same error and
+// the caller must write no seed for this data file (R64).
+type Collector struct {
+	field     arrow.Field
+	valueType arrow.DataType
+	rpz       uint64
+	maxBound  int
+
+	acc      accumulator
+	nulls    *nullRecorder
+	rows     uint64 // rows observed in this data file
+	zoneRows uint64 // rows in the open zone
+	cur      zoneCounts
+	zones    []zoneCounts // closed zones
+	zoneLens []uint64
+	err      error
+}
+
+// NewCollector returns a collector for field. Union-typed fields (and
+// dictionary, run-end-encoded or extension types over a union) get no seed:
+// the error wraps ErrNoSeedForType. Invalid options wrap ErrCollectorOptions.
+func NewCollector(field arrow.Field, opts CollectorOptions) (*Collector, error) {
+	if field.Type == nil {
+		return nil, fmt.Errorf("%w: field %q has no type", ErrCollectorOptions, field.Name)
+	}
+	rpz := opts.RowsPerZone
+	if rpz == 0 {
+		rpz = DefaultRowsPerZone
+	}
+	if rpz > MaxRowsPerZone {
+		return nil, fmt.Errorf("%w: rows_per_zone %d exceeds 2^32-1 (R4)", ErrCollectorOptions, rpz)
+	}
+	maxBound := opts.MaxBoundBytes
+	if maxBound == 0 {
+		maxBound = DefaultMaxBoundBytes
+	}
+	if maxBound < 0 {
+		return nil, fmt.Errorf("%w: MaxBoundBytes %d is negative", ErrCollectorOptions, maxBound)
+	}
+	if hasUnion(field.Type) {
+		return nil, fmt.Errorf("%w: column %q has type %s (Q3: union columns are not seeded)", ErrNoSeedForType, field.Name, field.Type)
+	}
+	c := &Collector{
+		field:     field,
+		valueType: SeedValueType(field.Type),
+		rpz:       rpz,
+		maxBound:  maxBound,
+		nulls:     newNullRecorder(),
+	}
+	acc, err := newAccumulator(field.Type, maxBound)
+	if err != nil {
+		return nil, fmt.Errorf("column %q: %w", field.Name, err)
+	}
+	c.acc = acc
+	return c, nil
+}
+
+// hasUnion reports whether the logical values of a column of type dt are
+// union values (whose nullness is defined by the selected child, Q3).
+func hasUnion(dt arrow.DataType) bool {
+	switch t := dt.(type) {
+	case arrow.UnionType:
+		return true
+	case arrow.ExtensionType:
+		return hasUnion(t.StorageType())
+	case *arrow.DictionaryType:
+		return hasUnion(t.ValueType)
+	case *arrow.RunEndEncodedType:
+		return hasUnion(t.Encoded())
+	}
+	return false
+}
+
+// Field returns the column field the collector was made for.
+func (c *Collector) Field() arrow.Field { return c.field }
+
+// RowsPerZone returns the zone size in use.
+func (c *Collector) RowsPerZone() uint64 { return c.rpz }
+
+// Rows returns how many rows have been observed since the last Finish/Reset.
+func (c *Collector) Rows() uint64 { return c.rows }
+
+// Observe adds the next batch of the column, in row order (R49). arr must
+// have exactly the field's type. Zones span batch boundaries. Observe does
+// not retain arr.
+func (c *Collector) Observe(arr arrow.Array) error {
+	if c.err != nil {
+		return c.err
+	}
+	if arr == nil {
+		c.err = fmt.Errorf("%w: column %q: nil array", ErrObserveType, c.field.Name)
+		return c.err
+	}
+	if !arrow.TypeEqual(arr.DataType(), c.field.Type) {
+		c.err = fmt.Errorf("%w: column %q has type %s, got array of type %s", ErrObserveType, c.field.Name, c.field.Type, arr.DataType())
+		return c.err
+	}
+	if ext, ok := arr.(array.ExtensionArray); ok {
+		arr = ext.Storage()
+	}
+	n := uint64(arr.Len())
+	if n == 0 {
+		return nil
+	}
+	if n > MaxSeedRows-c.rows {
+		c.err = fmt.Errorf("%w: column %q: %d rows observed, %d more exceed the 2^32-row limit of a seed", ErrSeedCountOverflow, c.field.Name, c.rows, n)
+		return c.err
+	}
+	var pos uint64
+	for pos < n {
+		take := min(n-pos, c.rpz-c.zoneRows)
+		c.acc.observe(arr, int(pos), int(pos+take), &c.cur, c.nulls, c.rows)
+		c.zoneRows += take
+		pos += take
+		if c.zoneRows == c.rpz {
+			if err := c.closeZone(); err != nil {
+				c.err = err
+				return err
+			}
+		}
+	}
+	c.rows += n
+	return nil
+}
+
+// closeZone records the open zone (R20) and starts the next one.
+func (c *Collector) closeZone() error {
+	z := c.cur
+	if z.nulls > math.MaxUint32 || z.nans > math.MaxUint32 || z.negNaNs > z.nans ||
+		z.nulls+z.nans > c.zoneRows {
+		return fmt.Errorf("%w: column %q zone %d: null_count %d, nan_count %d, negative_nan_count %d, zone_length %d",
+			ErrSeedCountOverflow, c.field.Name, len(c.zones), z.nulls, z.nans, z.negNaNs, c.zoneRows)
+	}
+	c.acc.closeZone(c.zoneRows > z.nulls+z.nans)
+	c.zones = append(c.zones, z)
+	c.zoneLens = append(c.zoneLens, c.zoneRows)
+	c.cur = zoneCounts{}
+	c.zoneRows = 0
+	return nil
+}
+
+// Reset discards everything observed since the last Finish (including a
+// sticky error), e.g. when a data-file write is abandoned.
+func (c *Collector) Reset() {
+	c.acc.reset()
+	c.nulls.reset()
+	c.rows, c.zoneRows = 0, 0
+	c.cur = zoneCounts{}
+	c.zones = c.zones[:0]
+	c.zoneLens = c.zoneLens[:0]
+	c.err = nil
+}
+
+// Finish closes the last (possibly short) zone and encodes the seed. It
+// returns (nil, nil) when no rows were observed (R11: no seed, no locator),
+// and the sticky error if Observe failed (R64). The collector is reset in
+// every case, ready for the next data file (R21, R51).
+func (c *Collector) Finish() (*EncodedSeed, error) {
+	defer c.Reset()
+	if c.err != nil {
+		return nil, c.err
+	}
+	if c.rows == 0 {
+		return nil, nil
+	}
+	if c.zoneRows > 0 {
+		if err := c.closeZone(); err != nil {
+			return nil, err
+		}
+	}
+	zones := make([]ZoneStats, len(c.zones))
+	var start uint64
+	for i, z := range c.zones {
+		mn, mx := c.acc.zoneBounds(i)
+		zones[i] = ZoneStats{
+			Start:            start,
+			Length:           c.zoneLens[i],
+			NullCount:        uint32(z.nulls),
+			NaNCount:         uint32(z.nans),
+			NegativeNaNCount: uint32(z.negNaNs),
+			Min:              mn,
+			Max:              mx,
+		}
+		start += c.zoneLens[i]
+	}
+	bm := c.nulls.bitmap()
+	hexStr, err := encodeOwnedBitmap(bm)
+	if err != nil {
+		return nil, fmt.Errorf("column %q: %w", c.field.Name, err)
+	}
+	ipcBytes, err := EncodeZones(c.valueType, zones, hexStr)
+	if err != nil {
+		return nil, fmt.Errorf("column %q: %w", c.field.Name, err)
+	}
+	return &EncodedSeed{
+		Column:        c.field.Name,
+		IPC:           ipcBytes,
+		RowsPerZone:   c.rpz,
+		NumZones:      len(zones),
+		NumRows:       c.rows,
+		Zones:         zones,
+		NullBitmapHex: hexStr,
+		NullRows:      bm,
+	}, nil
+}

@@ -1,0 +1,326 @@
+package seedio
+
+// Encoding of zone statistics as a version-1 seed: a complete Arrow IPC file
+// (R9) with exactly one record batch (R10), no body compression (R12), the
+// schema of R14–R18.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/decimal256"
+	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// ErrEncode reports zone statistics that cannot be encoded as given (a
+// bound of the wrong Go type, a bound on a type without bounds, a dictionary
+// bound whose index type cannot address it, no zones).
+var ErrEncode = errors.New("seedio: cannot encode seed")
+
+// EncodeZones writes zones as a version-1 seed IPC file for a column whose
+// seed value type is valueType (see [SeedValueType]); nullBitmapHex becomes
+// the seed_null_bitmap metadata value. Bounds are Go values as described at
+// [ValueAt] (nil for null). EncodeZones checks only what it needs to encode
+// (bound Go types, counts representable); it does not validate the seed
+// semantically, so tests may use it to build invalid seeds on purpose. Zone
+// Start fields are ignored (R23: seeds carry no zone start).
+func EncodeZones(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex string) ([]byte, error) {
+	if len(zones) == 0 {
+		return nil, fmt.Errorf("%w: no zones (R11: an empty data file gets no seed)", ErrEncode)
+	}
+	if len(zones) > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: %d zones", ErrEncode, len(zones))
+	}
+	mem := memory.NewGoAllocator()
+	minArr, err := buildBoundArray(mem, valueType, zones, false)
+	if err != nil {
+		return nil, fmt.Errorf("%w: min: %v", ErrEncode, err)
+	}
+	defer minArr.Release()
+	maxArr, err := buildBoundArray(mem, valueType, zones, true)
+	if err != nil {
+		return nil, fmt.Errorf("%w: max: %v", ErrEncode, err)
+	}
+	defer maxArr.Release()
+
+	nb := array.NewUint32Builder(mem)
+	defer nb.Release()
+	nb.Reserve(len(zones))
+	for _, z := range zones {
+		nb.UnsafeAppend(z.NullCount)
+	}
+	nullCounts := nb.NewArray()
+	defer nullCounts.Release()
+	for _, z := range zones {
+		nb.UnsafeAppend(z.NaNCount)
+	}
+	nanCounts := nb.NewArray()
+	defer nanCounts.Release()
+	for _, z := range zones {
+		nb.UnsafeAppend(z.NegativeNaNCount)
+	}
+	negCounts := nb.NewArray()
+	defer negCounts.Release()
+	lb := array.NewUint64Builder(mem)
+	defer lb.Release()
+	lb.Reserve(len(zones))
+	for _, z := range zones {
+		lb.UnsafeAppend(z.Length)
+	}
+	lengths := lb.NewArray()
+	defer lengths.Release()
+
+	schema := SeedSchema(valueType, nullBitmapHex)
+	rec := array.NewRecordBatch(schema, []arrow.Array{minArr, maxArr, nullCounts, nanCounts, negCounts, lengths}, int64(len(zones)))
+	defer rec.Release()
+
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem)) // no compression (R12)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrEncode, err)
+	}
+	if err := w.Write(rec); err != nil { // exactly one batch (R10)
+		_ = w.Close()
+		return nil, fmt.Errorf("%w: writing record batch: %v", ErrEncode, err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("%w: closing IPC file: %v", ErrEncode, err)
+	}
+	return buf.Bytes(), nil
+}
+
+func boundOf(z ZoneStats, isMax bool) any {
+	if isMax {
+		return z.Max
+	}
+	return z.Min
+}
+
+// buildBoundArray builds the min (or max) column.
+func buildBoundArray(mem memory.Allocator, dt arrow.DataType, zones []ZoneStats, isMax bool) (arrow.Array, error) {
+	if !SupportsBounds(dt) {
+		for i, z := range zones {
+			if boundOf(z, isMax) != nil {
+				return nil, fmt.Errorf("zone %d: non-null bound for %s, which has no bounds (R35)", i, dt)
+			}
+		}
+		return array.MakeArrayOfNull(mem, dt, len(zones)), nil
+	}
+	if d, ok := dt.(*arrow.DictionaryType); ok {
+		return buildDictBounds(mem, d, zones, isMax)
+	}
+	vals := make([]any, len(zones))
+	for i, z := range zones {
+		vals[i] = boundOf(z, isMax)
+	}
+	return buildValues(mem, dt, vals)
+}
+
+// buildValues builds an array of type dt from Go values (nil = null).
+func buildValues(mem memory.Allocator, dt arrow.DataType, vals []any) (arrow.Array, error) {
+	bldr := array.NewBuilder(mem, dt)
+	defer bldr.Release()
+	bldr.Reserve(len(vals))
+	var err error
+	switch b := bldr.(type) {
+	case *array.BooleanBuilder:
+		err = appendAll(b, vals)
+	case *array.Int8Builder:
+		err = appendAll(b, vals)
+	case *array.Int16Builder:
+		err = appendAll(b, vals)
+	case *array.Int32Builder:
+		err = appendAll(b, vals)
+	case *array.Int64Builder:
+		err = appendAll(b, vals)
+	case *array.Uint8Builder:
+		err = appendAll(b, vals)
+	case *array.Uint16Builder:
+		err = appendAll(b, vals)
+	case *array.Uint32Builder:
+		err = appendAll(b, vals)
+	case *array.Uint64Builder:
+		err = appendAll(b, vals)
+	case *array.Float16Builder:
+		err = appendAll[float16.Num](b, vals)
+	case *array.Float32Builder:
+		err = appendAll(b, vals)
+	case *array.Float64Builder:
+		err = appendAll(b, vals)
+	case *array.Decimal32Builder:
+		err = appendAll[decimal.Decimal32](b, vals)
+	case *array.Decimal64Builder:
+		err = appendAll[decimal.Decimal64](b, vals)
+	case *array.Decimal128Builder:
+		err = appendAll[decimal128.Num](b, vals)
+	case *array.Decimal256Builder:
+		err = appendAll[decimal256.Num](b, vals)
+	case *array.Date32Builder:
+		err = appendAll(b, vals)
+	case *array.Date64Builder:
+		err = appendAll(b, vals)
+	case *array.Time32Builder:
+		err = appendAll(b, vals)
+	case *array.Time64Builder:
+		err = appendAll(b, vals)
+	case *array.TimestampBuilder:
+		err = appendAll(b, vals)
+	case *array.DurationBuilder:
+		err = appendAll(b, vals)
+	case *array.StringBuilder:
+		err = appendAll(b, vals)
+	case *array.LargeStringBuilder:
+		err = appendAll(b, vals)
+	case *array.StringViewBuilder:
+		err = appendAll(b, vals)
+	case *array.BinaryBuilder: // Binary and LargeBinary
+		err = appendAll(b, vals)
+	case *array.BinaryViewBuilder:
+		err = appendAll(b, vals)
+	case *array.FixedSizeBinaryBuilder:
+		width := dt.(*arrow.FixedSizeBinaryType).ByteWidth
+		for i, v := range vals {
+			if bv, ok := v.([]byte); ok && len(bv) != width {
+				return nil, fmt.Errorf("zone %d: %d-byte bound for %s (R38)", i, len(bv), dt)
+			}
+		}
+		err = appendAll(b, vals)
+	default:
+		return nil, fmt.Errorf("no builder for bounds of %s", dt)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dt, err)
+	}
+	return bldr.NewArray(), nil
+}
+
+type typedAppender[T any] interface {
+	Append(T)
+	AppendNull()
+}
+
+func appendAll[T any](b typedAppender[T], vals []any) error {
+	for i, v := range vals {
+		if v == nil {
+			b.AppendNull()
+			continue
+		}
+		t, ok := v.(T)
+		if !ok {
+			var want T
+			return fmt.Errorf("zone %d: bound has Go type %T, want %T", i, v, want)
+		}
+		b.Append(t)
+	}
+	return nil
+}
+
+// buildDictBounds encodes dictionary bounds (R40): the dictionary holds the
+// distinct bound values in first-appearance order, each zone's row is an
+// index into it. A bound that the index type cannot address (more distinct
+// values than the largest index + 1) is written null, which is always sound
+// (R32: unknown).
+func buildDictBounds(mem memory.Allocator, d *arrow.DictionaryType, zones []ZoneStats, isMax bool) (arrow.Array, error) {
+	maxIndex, err := dictIndexLimit(d.IndexType)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[any]int64)
+	var distinct []any
+	idx := make([]int64, len(zones))
+	valid := make([]bool, len(zones))
+	for i, z := range zones {
+		v := boundOf(z, isMax)
+		if v == nil {
+			continue
+		}
+		k := dedupeKey(v)
+		pos, ok := seen[k]
+		if !ok {
+			if int64(len(distinct)) > maxIndex {
+				continue // cannot be addressed: null bound
+			}
+			pos = int64(len(distinct))
+			seen[k] = pos
+			distinct = append(distinct, v)
+		}
+		idx[i], valid[i] = pos, true
+	}
+	dict, err := buildValues(mem, d.ValueType, distinct)
+	if err != nil {
+		return nil, err
+	}
+	defer dict.Release()
+	ib := array.NewBuilder(mem, d.IndexType)
+	defer ib.Release()
+	for i := range zones {
+		if !valid[i] {
+			ib.AppendNull()
+			continue
+		}
+		switch b := ib.(type) {
+		case *array.Int8Builder:
+			b.Append(int8(idx[i]))
+		case *array.Int16Builder:
+			b.Append(int16(idx[i]))
+		case *array.Int32Builder:
+			b.Append(int32(idx[i]))
+		case *array.Int64Builder:
+			b.Append(idx[i])
+		case *array.Uint8Builder:
+			b.Append(uint8(idx[i]))
+		case *array.Uint16Builder:
+			b.Append(uint16(idx[i]))
+		case *array.Uint32Builder:
+			b.Append(uint32(idx[i]))
+		case *array.Uint64Builder:
+			b.Append(uint64(idx[i]))
+		}
+	}
+	indices := ib.NewArray()
+	defer indices.Release()
+	return array.NewDictionaryArray(d, indices, dict), nil
+}
+
+// dictIndexLimit returns the largest index a dictionary index type holds.
+func dictIndexLimit(dt arrow.DataType) (int64, error) {
+	switch dt.ID() {
+	case arrow.INT8:
+		return math.MaxInt8, nil
+	case arrow.UINT8:
+		return math.MaxUint8, nil
+	case arrow.INT16:
+		return math.MaxInt16, nil
+	case arrow.UINT16:
+		return math.MaxUint16, nil
+	case arrow.INT32:
+		return math.MaxInt32, nil
+	case arrow.UINT32:
+		return math.MaxUint32, nil
+	case arrow.INT64, arrow.UINT64:
+		return math.MaxInt64, nil
+	}
+	return 0, fmt.Errorf("dictionary index type %s is not an integer type", dt)
+}
+
+// dedupeKey maps a bound value to a comparable map key that distinguishes
+// values Arrow Rust ordering distinguishes (floats by bit pattern).
+func dedupeKey(v any) any {
+	switch x := v.(type) {
+	case float32:
+		return math.Float32bits(x)
+	case float64:
+		return math.Float64bits(x)
+	case []byte:
+		return string(x)
+	}
+	return v
+}
