@@ -1,0 +1,368 @@
+package commit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"gocloud.dev/blob"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/lancekeeper/lancekeeper/flags"
+	"github.com/lancekeeper/lancekeeper/manifest"
+	"github.com/lancekeeper/lancekeeper/manifest/pb"
+	"github.com/lancekeeper/lancekeeper/store"
+)
+
+// Store is the object-store surface the commit path uses. *store.Store
+// implements it; tests wrap it to inject faults. Keys are relative to the
+// dataset root; Bucket and KeyPrefix give read access for the manifest and
+// data-file readers.
+type Store interface {
+	Bucket() *blob.Bucket
+	KeyPrefix() string
+	String() string
+	AtomicCreate() bool
+	Get(ctx context.Context, key string) ([]byte, error)
+	Exists(ctx context.Context, key string) (bool, error)
+	Put(ctx context.Context, key string, data []byte) error
+	// CreateIfAbsent is the commit point: it must fail with an error
+	// wrapping store.ErrAlreadyExists when key exists.
+	CreateIfAbsent(ctx context.Context, key string, data []byte) error
+	NewWriter(ctx context.Context, key string) (*store.Writer, error)
+}
+
+var _ Store = (*store.Store)(nil)
+
+// DefaultMaxRetries is the number of commit attempts (Lance's default).
+const DefaultMaxRetries = 20
+
+// Requirement is an assumption a commit states about the latest version;
+// when it no longer holds the commit fails with a *RequirementError instead
+// of being rebased (iceberg-style "requirements").
+type Requirement interface {
+	// Check is called on every attempt with the latest manifest (nil when the
+	// dataset has no version yet).
+	Check(latest *pb.Manifest) error
+	String() string
+}
+
+type requireLatest uint64
+
+func (r requireLatest) String() string { return fmt.Sprintf("latest version is %d", uint64(r)) }
+func (r requireLatest) Check(latest *pb.Manifest) error {
+	if latest.GetVersion() != uint64(r) {
+		return &RequirementError{Requirement: r.String(), Latest: latest.GetVersion(),
+			Detail: fmt.Sprintf("the dataset moved on to version %d", latest.GetVersion())}
+	}
+	return nil
+}
+
+// RequireLatestVersion fails the commit unless the latest version is still
+// v (v = 0: the dataset must not exist).
+func RequireLatestVersion(v uint64) Requirement { return requireLatest(v) }
+
+// Options tune a commit.
+type Options struct {
+	// MaxRetries bounds the attempts (default DefaultMaxRetries).
+	MaxRetries int
+	// Requirements are checked against the latest version on every attempt.
+	Requirements []Requirement
+	// EnableZoneWriteSeeds is the explicit opt-in (R56) that lets a commit
+	// whose new data files carry v1 seeds set FLAG_ZONE_WRITE_SEEDS on a
+	// dataset that does not have it yet.
+	EnableZoneWriteSeeds bool
+	// AllowUnsafeCommit commits on a store without atomic create-if-absent.
+	AllowUnsafeCommit bool
+	// NoHint skips writing _versions/latest_version_hint.json.
+	NoHint bool
+	// Backoff returns the pause before attempt n (n ≥ 2); nil uses a
+	// jittered exponential backoff.
+	Backoff func(attempt int) time.Duration
+	// Now returns the commit time; nil uses time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxRetries <= 0 {
+		o.MaxRetries = DefaultMaxRetries
+	}
+	if o.Backoff == nil {
+		o.Backoff = defaultBackoff
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// defaultBackoff: a random slot in [0, 2^min(n,8)) of 2 ms plus up to 1 ms,
+// so concurrent losers spread out and the total wait stays bounded.
+func defaultBackoff(attempt int) time.Duration {
+	slots := int64(1) << min(attempt-1, 8)
+	return time.Duration(rand.Int64N(slots))*2*time.Millisecond + time.Duration(rand.Int64N(int64(time.Millisecond)))
+}
+
+// Result describes a committed version.
+type Result struct {
+	Version      uint64
+	ReadVersion  uint64
+	ManifestPath string // relative to the dataset root
+	Manifest     *pb.Manifest
+	Indices      []*pb.IndexMetadata
+	// TransactionFile is the .txn name recorded in the manifest.
+	TransactionFile string
+	// Transaction is the transaction as committed (after any rebase).
+	Transaction *pb.Transaction
+	// FragmentIDs are the ids given to the new fragments, in order.
+	FragmentIDs []uint64
+	// ReservedFirst..ReservedLast is the id range of a ReserveFragments.
+	ReservedFirst, ReservedLast uint64
+	// Attempts is the number of attempts the commit took (1 = no race).
+	Attempts int
+	// HintError is the (ignored) error of writing the hint file.
+	HintError error
+}
+
+// dataset caches the manifests and transactions one commit reads.
+type dataset struct {
+	st    Store
+	root  string
+	files map[uint64]*manifest.File
+}
+
+func (d *dataset) file(ctx context.Context, v uint64) (*manifest.File, error) {
+	if f, ok := d.files[v]; ok {
+		return f, nil
+	}
+	f, err := manifest.ReadVersion(ctx, d.st.Bucket(), d.root, v)
+	if err != nil {
+		return nil, err
+	}
+	d.files[v] = f
+	return f, nil
+}
+
+// transactionOf returns the transaction that produced version v: the inline
+// section first, else the external .txn file (§2 reader step 4, §5.2 a).
+func (d *dataset) transactionOf(ctx context.Context, v uint64) (*pb.Transaction, error) {
+	f, err := d.file(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	if f.Transaction != nil {
+		return f.Transaction, nil
+	}
+	p := manifest.TransactionPath(f.Manifest)
+	if p == "" {
+		return nil, fmt.Errorf("Dataset version %d does not have a transaction file", v)
+	}
+	data, err := d.st.Get(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("Dataset version %d does not have a transaction file: %w", v, err)
+	}
+	t := &pb.Transaction{}
+	if err := proto.Unmarshal(data, t); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", manifest.ErrCorrupt, p, err)
+	}
+	return t, nil
+}
+
+// latest returns the latest version and its naming scheme (0 when the
+// dataset has no manifest).
+func (d *dataset) latest(ctx context.Context) (manifest.VersionInfo, error) {
+	info, err := manifest.LatestVersion(ctx, d.st.Bucket(), d.root)
+	if err != nil {
+		if manifest.IsNotFound(err) {
+			return manifest.VersionInfo{Scheme: manifest.V2}, nil
+		}
+		return manifest.VersionInfo{}, err
+	}
+	return info, nil
+}
+
+// Commit commits t to the dataset in st (lance-table-format.md §5.2): it
+// checks t against every version committed after t's read version, rebases
+// or fails per the conflict matrix, writes the transaction file, builds the
+// next manifest from the latest version and publishes it with
+// create-if-absent, retrying lost races up to opts.MaxRetries times with
+// jittered backoff. The hint file is written last, best effort.
+func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Result, error) {
+	opts = opts.withDefaults()
+	if !st.AtomicCreate() && !opts.AllowUnsafeCommit {
+		return nil, fmt.Errorf("store %s: %w: refusing to commit (set AllowUnsafeCommit to accept that two concurrent commits may both succeed)", st, store.ErrNoAtomicCreate)
+	}
+	if t.Kind() == OpUnknown {
+		return nil, fmt.Errorf("%w: transaction has no operation", ErrInvalidTransaction)
+	}
+	d := &dataset{st: st, root: st.KeyPrefix(), files: map[uint64]*manifest.File{}}
+	if t.clone != nil {
+		return commitClone(ctx, d, t, opts)
+	}
+	if err := inspectSeeds(ctx, d, t); err != nil {
+		return nil, err
+	}
+	creating := t.ReadVersion() == 0
+	checked := t.ReadVersion()
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		info, err := d.latest(ctx)
+		if err != nil {
+			return nil, err
+		}
+		latestV := info.Version
+		if creating && latestV != 0 {
+			return nil, fmt.Errorf("%w: %s has version %d", ErrDatasetExists, st, latestV)
+		}
+		if !creating && latestV == 0 {
+			return nil, fmt.Errorf("%w: %s has no manifest", ErrDatasetNotFound, st)
+		}
+		if latestV < checked {
+			return nil, fmt.Errorf("%s: latest version %d is older than version %d seen before; refusing to commit", st, latestV, checked)
+		}
+		// Conflict checks against every version committed since the last
+		// check (cumulative across attempts, §5.2 (1)).
+		for v := checked + 1; v <= latestV; v++ {
+			theirs, err := d.transactionOf(ctx, v)
+			if err != nil {
+				return nil, &ConflictError{Op: t.Kind().String(), ConcurrentOp: "Unknown", Version: v, Reason: err.Error()}
+			}
+			if err := checkAndRebase(ctx, d, t, theirs, v); err != nil {
+				return nil, err
+			}
+			checked = v
+		}
+		var prev *pb.Manifest
+		var prevIdx []*pb.IndexMetadata
+		if latestV != 0 {
+			f, err := d.file(ctx, latestV)
+			if err != nil {
+				return nil, err
+			}
+			prev, prevIdx = f.Manifest, f.Indices()
+			if err := flags.CheckRead(prev.GetReaderFeatureFlags(), prev.GetWriterFeatureFlags()); err != nil {
+				return nil, fmt.Errorf("%s version %d: %w", st, latestV, err)
+			}
+			if err := flags.CheckWrite(prev.GetReaderFeatureFlags(), prev.GetWriterFeatureFlags()); err != nil {
+				return nil, fmt.Errorf("%s version %d: %w", st, latestV, err)
+			}
+		}
+		for _, r := range opts.Requirements {
+			if err := r.Check(prev); err != nil {
+				return nil, err
+			}
+		}
+		in := &buildInput{
+			prev: prev, prevIndices: prevIdx, txn: t.msg, version: latestV + 1,
+			now: opts.Now(), stableRowIDs: t.stableRowIDs, activateSeeds: t.activateSeeds,
+			txnFile: t.FileName(),
+		}
+		if in.version&manifest.DetachedBit != 0 {
+			return nil, fmt.Errorf("%s: version %d would set bit 63 (detached)", st, in.version)
+		}
+		// Q18: the seed decision is re-derived on every attempt, against the
+		// manifest this attempt follows.
+		if in.referencesV1Seeds, err = seedDecision(t, prev, opts); err != nil {
+			return nil, err
+		}
+		if t.Kind() == OpRestore {
+			f, err := d.file(ctx, t.msg.GetRestore().GetVersion())
+			if err != nil {
+				return nil, fmt.Errorf("restore: %w", err)
+			}
+			in.restoreTarget, in.restoreTargetIndices = f.Manifest, f.Indices()
+		}
+		if t.del != nil {
+			if err := t.del.prepare(ctx, d, t, prev); err != nil {
+				return nil, err
+			}
+		}
+		res, err := build(in)
+		if err != nil {
+			return nil, err
+		}
+		txnBytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(t.msg)
+		if err != nil {
+			return nil, err
+		}
+		if err := st.Put(ctx, manifest.TransactionsDir+"/"+in.txnFile, txnBytes); err != nil {
+			return nil, fmt.Errorf("write transaction file: %w", err)
+		}
+		var idx *pb.IndexSection
+		if res.indices != nil {
+			idx = &pb.IndexSection{Indices: res.indices}
+		}
+		data, err := manifest.Encode(res.manifest, idx, t.msg)
+		if err != nil {
+			return nil, err
+		}
+		scheme := info.Scheme
+		if latestV == 0 || scheme == manifest.SchemeUnknown {
+			scheme = manifest.V2
+		}
+		path := manifest.ManifestPath(scheme, in.version)
+		err = st.CreateIfAbsent(ctx, path, data)
+		if errors.Is(err, store.ErrAlreadyExists) {
+			if creating {
+				return nil, fmt.Errorf("%w: another writer created %s first", ErrDatasetExists, st)
+			}
+			if attempt >= opts.MaxRetries {
+				return nil, fmt.Errorf("%w: Failed to commit the transaction after %d retries.", ErrTooManyRetries, opts.MaxRetries)
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(opts.Backoff(attempt + 1)):
+			}
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("write manifest %s: %w", path, err)
+		}
+		out := &Result{
+			Version: in.version, ReadVersion: t.ReadVersion(), ManifestPath: path,
+			Manifest: res.manifest, Indices: res.indices, TransactionFile: in.txnFile,
+			Transaction: t.Message(), FragmentIDs: res.newFragmentIDs, Attempts: attempt,
+		}
+		if res.reserved {
+			out.ReservedFirst, out.ReservedLast = res.reservedFirst, res.reservedLast
+		}
+		if !opts.NoHint {
+			if err := st.Put(ctx, manifest.VersionsDir+"/"+manifest.HintName, manifest.EncodeHint(in.version)); err != nil {
+				out.HintError = err
+			}
+		}
+		return out, nil
+	}
+}
+
+// checkAndRebase applies the conflict matrix to t against the transaction
+// committed at version v.
+func checkAndRebase(ctx context.Context, d *dataset, t *Transaction, theirs *pb.Transaction, v uint64) error {
+	o, why := CheckConflict(t.msg, theirs)
+	conflict := func(retryable bool, reason string) error {
+		return &ConflictError{Op: t.Kind().String(), ConcurrentOp: KindOf(theirs).String(), Version: v, Retryable: retryable, Reason: reason}
+	}
+	switch o {
+	case Compatible:
+		return nil
+	case Retryable:
+		return conflict(true, why)
+	case Incompatible:
+		return conflict(false, why)
+	}
+	// Rebase: only Delete rebases in this build.
+	if t.del == nil {
+		return conflict(true, why)
+	}
+	if r, reason, err := t.del.rebase(ctx, d, theirs, v); err != nil {
+		return err
+	} else if r != Compatible && r != Rebase {
+		return conflict(r == Retryable, reason)
+	}
+	return nil
+}

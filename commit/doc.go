@@ -1,0 +1,22 @@
+// Package commit turns transactions into new versions of a Lance dataset.
+//
+// A transaction (Append, Overwrite, Delete, CreateIndex, UpdateConfig,
+// ReserveFragments, Restore, Clone) is built against a read version. Commit
+// writes its `_transactions/{read_version}-{uuid}.txn` file, builds the next
+// manifest from the latest version (lance-table-format.md §5.5, §8.3),
+// recomputes the derived feature-flag bits and carries the sticky paired
+// ones, and publishes the manifest with the store's atomic create-if-absent.
+// When another writer won the race, the transactions of the newer versions
+// are checked against the conflict matrix (§5.4): compatible ones are
+// skipped, rebasable ones (Delete against Delete) are merged, and the rest
+// fail with an error wrapping ErrConflict. The hint file is written last and
+// only as an optimisation.
+//
+// Zone write seeds (zone-seeds.md R53–R62): a commit whose new data files
+// carry v1 seeds sets FLAG_ZONE_WRITE_SEEDS in both flag words, re-derived on
+// every attempt (Q18); it is refused unless the caller opted in or the
+// dataset already carries the pair. No commit ever clears the pair.
+//
+// WriteArrow is the end-to-end write path: Arrow record batches to v2.0 data
+// files (with optional v1 seeds) to a committed version.
+package commit

@@ -1,0 +1,113 @@
+package commit
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrConflict is wrapped by every error that says a concurrent commit made
+// this transaction impossible to commit as built.
+var ErrConflict = errors.New("commit conflict")
+
+// ErrRetryableConflict is wrapped when the transaction was preempted by a
+// concurrent one and can succeed if rebuilt against the newer version.
+// errors.Is(err, ErrRetryableConflict) implies errors.Is(err, ErrConflict).
+var ErrRetryableConflict error = &sentinelConflict{msg: "retryable commit conflict"}
+
+// ErrIncompatibleConflict is wrapped when the transaction can never be
+// committed on top of the concurrent one (e.g. Append after Overwrite).
+// errors.Is(err, ErrIncompatibleConflict) implies errors.Is(err, ErrConflict).
+var ErrIncompatibleConflict error = &sentinelConflict{msg: "incompatible commit conflict"}
+
+// ErrTooManyRetries is wrapped when every attempt lost the race for the next
+// version. It also Is ErrRetryableConflict (and so ErrConflict).
+var ErrTooManyRetries error = &sentinelConflict{msg: "too many commit retries", retryable: true}
+
+// ErrRequirement is wrapped when a requirement stated by the caller no longer
+// holds (e.g. "latest is still N"). It also Is ErrConflict.
+var ErrRequirement error = &sentinelConflict{msg: "commit requirement failed"}
+
+// ErrDatasetExists is returned when a transaction that creates a dataset
+// (Overwrite with read version 0, Clone) finds a dataset already there.
+var ErrDatasetExists = errors.New("dataset already exists")
+
+// ErrDatasetNotFound is returned when a transaction that needs an existing
+// dataset finds no version at all.
+var ErrDatasetNotFound = errors.New("dataset not found")
+
+// ErrSeedsNotEnabled is wrapped when a transaction's new data files carry v1
+// zone write seeds but the caller did not opt in and the dataset does not
+// already carry FLAG_ZONE_WRITE_SEEDS (zone-seeds.md R54, R56).
+var ErrSeedsNotEnabled = errors.New("v1 zone write seeds are not enabled for this dataset")
+
+// ErrInvalidTransaction is wrapped when a transaction is malformed or cannot
+// apply to the manifest it is committed on (unknown fragment id, schema
+// mismatch, data-file version mismatch, …).
+var ErrInvalidTransaction = errors.New("invalid transaction")
+
+type sentinelConflict struct {
+	msg       string
+	retryable bool
+}
+
+func (s *sentinelConflict) Error() string { return s.msg }
+
+func (s *sentinelConflict) Is(target error) bool {
+	if target == ErrConflict {
+		return true
+	}
+	return s.retryable && target == ErrRetryableConflict
+}
+
+// ConflictError names the concurrent commit a transaction collided with.
+// Its message follows Lance's wording (lance-table-format.md §5.2).
+type ConflictError struct {
+	Op           string // operation being committed, e.g. "Append"
+	ConcurrentOp string // operation already committed, e.g. "Overwrite"
+	Version      uint64 // version that committed ConcurrentOp
+	Retryable    bool   // rebuilding the transaction on the newer version may succeed
+	Reason       string // optional detail (which fragment, which key)
+}
+
+func (e *ConflictError) Error() string {
+	var s string
+	if e.Retryable {
+		s = fmt.Sprintf("This %s transaction was preempted by concurrent transaction %s at version %d. Please retry.", e.Op, e.ConcurrentOp, e.Version)
+	} else {
+		s = fmt.Sprintf("This %s transaction is incompatible with concurrent transaction %s at version %d.", e.Op, e.ConcurrentOp, e.Version)
+	}
+	if e.Reason != "" {
+		s += " (" + e.Reason + ")"
+	}
+	return s
+}
+
+// Is makes a ConflictError match ErrConflict and, according to Retryable,
+// ErrRetryableConflict or ErrIncompatibleConflict.
+func (e *ConflictError) Is(target error) bool {
+	switch target {
+	case ErrConflict:
+		return true
+	case ErrRetryableConflict:
+		return e.Retryable
+	case ErrIncompatibleConflict:
+		return !e.Retryable
+	}
+	return false
+}
+
+// RequirementError says which requirement failed against which version.
+type RequirementError struct {
+	Requirement string
+	Latest      uint64
+	Detail      string
+}
+
+func (e *RequirementError) Error() string {
+	return fmt.Sprintf("commit requirement %q failed at latest version %d: %s", e.Requirement, e.Latest, e.Detail)
+}
+
+// Is makes a RequirementError match ErrRequirement and ErrConflict.
+func (e *RequirementError) Is(target error) bool {
+	return target == ErrRequirement || target == ErrConflict
+}

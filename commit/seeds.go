@@ -1,0 +1,102 @@
+package commit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/lancekeeper/lancekeeper/datafile"
+	"github.com/lancekeeper/lancekeeper/flags"
+	"github.com/lancekeeper/lancekeeper/manifest"
+	"github.com/lancekeeper/lancekeeper/manifest/pb"
+	"github.com/lancekeeper/lancekeeper/seedio"
+)
+
+// HasZoneWriteSeeds reports whether a manifest carries FLAG_ZONE_WRITE_SEEDS
+// in both flag words (R53).
+func HasZoneWriteSeeds(m *pb.Manifest) bool {
+	return m != nil && flags.Has(m.GetReaderFeatureFlags(), m.GetWriterFeatureFlags(), flags.ZoneWriteSeeds)
+}
+
+// DataFileCarriesV1Seed reports whether the data file at key (relative to
+// the store root) has at least one seed locator whose buffer is a version 1
+// seed (zone-seeds.md R17). The version is read from the seed's IPC schema
+// metadata before any other validation, so a v1 seed that is otherwise
+// malformed still counts (the flag must then be set, R54); buffers that are
+// not seeds at all, or v0 seeds, do not.
+func DataFileCarriesV1Seed(ctx context.Context, st Store, key string) (bool, error) {
+	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+key)
+	if err != nil {
+		return false, fmt.Errorf("inspect %s for zone write seeds: %w", key, err)
+	}
+	keys := make([]string, 0)
+	for k := range f.Metadata() {
+		if strings.HasPrefix(k, seedio.LocatorKeyPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		loc, err := seedio.ParseLocator(f.Metadata()[k])
+		if err != nil || int(loc.BufferIndex) >= len(f.GlobalBuffers()) {
+			continue // not a usable locator: no seed (R63)
+		}
+		buf, err := f.GlobalBuffer(ctx, int(loc.BufferIndex))
+		if err != nil {
+			return false, fmt.Errorf("inspect %s for zone write seeds: %w", key, err)
+		}
+		// Decoding as if the table were unflagged stops with E26 right after
+		// reading the version of a v1 seed.
+		_, err = seedio.Decode(buf, seedio.DecodeOptions{RowsPerZone: loc.RowsPerZone, NumRows: f.NumRows()})
+		if errors.Is(err, seedio.ErrSeedV1WithoutFlag) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// inspectSeeds opens every new data file of t whose seed status is not
+// known yet and records whether it carries a v1 seed.
+func inspectSeeds(ctx context.Context, d *dataset, t *Transaction) error {
+	for _, f := range newFragments(t.msg) {
+		for _, df := range f.GetFiles() {
+			if _, known := t.seedFiles[df.GetPath()]; known {
+				continue
+			}
+			if df.BaseId != nil {
+				return fmt.Errorf("%w: new data file %s lives in base path %d; mark its zone write seeds with MarkSeedFiles", ErrInvalidTransaction, df.GetPath(), df.GetBaseId())
+			}
+			v1, err := DataFileCarriesV1Seed(ctx, d.st, manifest.DataDir+"/"+df.GetPath())
+			if err != nil {
+				return err
+			}
+			t.seedFiles[df.GetPath()] = v1
+		}
+	}
+	return nil
+}
+
+// seedDecision says whether the manifest this attempt writes references v1
+// seeds for the first time or again (R54, Q18), and refuses the commit when
+// the new data files carry v1 seeds but neither the caller opted in nor the
+// latest manifest already carries the pair (R56).
+func seedDecision(t *Transaction, prev *pb.Manifest, opts Options) (bool, error) {
+	var v1 []string
+	for _, f := range newFragments(t.msg) {
+		for _, df := range f.GetFiles() {
+			if t.seedFiles[df.GetPath()] {
+				v1 = append(v1, df.GetPath())
+			}
+		}
+	}
+	if len(v1) == 0 {
+		return false, nil
+	}
+	if !opts.EnableZoneWriteSeeds && !HasZoneWriteSeeds(prev) {
+		return false, fmt.Errorf("%w: %d new data file(s) carry v1 seeds (first: data/%s) but the dataset's manifest does not set FLAG_ZONE_WRITE_SEEDS; enable it explicitly (`lancekeeper seeds enable`, or the EnableZoneWriteSeeds option)",
+			ErrSeedsNotEnabled, len(v1), v1[0])
+	}
+	return true, nil
+}
