@@ -389,15 +389,32 @@ func validateStructure(arr arrow.Array) error {
 }
 
 func retypeStrings(d arrow.ArrayData) arrow.ArrayData {
+	return normalizeForValidation(d, true)
+}
+
+// normalizeForValidation rebuilds d for array.ValidateFull: string types (at
+// top level or as dictionary values, when top) become their binary twins,
+// and Null arrays loaded from IPC without buffers get the one (absent)
+// validity buffer arrow-go's validator expects. Children keep their types.
+func normalizeForValidation(d arrow.ArrayData, top bool) arrow.ArrayData {
 	dt := d.DataType()
-	twin := binaryTwin(dt)
-	if twin == dt {
-		d.Retain()
-		return d
+	if top {
+		dt = binaryTwin(dt)
 	}
-	out := array.NewData(twin, d.Len(), d.Buffers(), d.Children(), d.NullN(), d.Offset())
+	bufs := d.Buffers()
+	if dt.ID() == arrow.NULL && len(bufs) == 0 {
+		bufs = []*memory.Buffer{nil}
+	}
+	children := make([]arrow.ArrayData, len(d.Children()))
+	for i, c := range d.Children() {
+		children[i] = normalizeForValidation(c, false)
+	}
+	out := array.NewData(dt, d.Len(), bufs, children, d.NullN(), d.Offset())
+	for _, c := range children {
+		c.Release()
+	}
 	if dt.ID() == arrow.DICTIONARY {
-		dd := retypeStrings(d.Dictionary())
+		dd := normalizeForValidation(d.Dictionary(), top)
 		out.SetDictionary(dd)
 		dd.Release()
 	}
