@@ -321,7 +321,6 @@ func wantCode(t testing.TB, b []byte, o DecodeOptions, sentinel error) error {
 	return err
 }
 
-
 func appendCount(b array.Builder, v uint64) {
 	switch bb := b.(type) {
 	case *array.Uint32Builder:
