@@ -1,0 +1,812 @@
+package datafile
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// This file decodes v2.0 pages into Arrow arrays. It covers the encodings of
+// spec §4.5 and §4.7 (flat, nullable, binary, fixed_size_list, struct, list)
+// plus dictionary and fixed_size_binary, which Lance's 2.0 writer also emits.
+// Compressed and bit-packed buffers are reported as ErrUnsupported. 2.1+
+// pages (PageLayout) are not decoded.
+
+// maxPageRows bounds the row count of one page we are willing to decode
+// (Lance row offsets are 32-bit).
+const maxPageRows = 1 << 32
+
+// ArrowSchema converts the file schema to an Arrow schema. Field metadata and
+// schema metadata are carried over.
+func (s *Schema) ArrowSchema() (*arrow.Schema, error) {
+	top := s.TopLevel()
+	fields := make([]arrow.Field, len(top))
+	for i, fi := range top {
+		af, err := s.arrowField(fi, 0)
+		if err != nil {
+			return nil, err
+		}
+		fields[i] = af
+	}
+	var md *arrow.Metadata
+	if len(s.Metadata) > 0 {
+		m := arrow.MetadataFrom(s.Metadata)
+		md = &m
+	}
+	return arrow.NewSchema(fields, md), nil
+}
+
+func (s *Schema) arrowField(fi int, depth int) (arrow.Field, error) {
+	f := &s.Fields[fi]
+	if depth > maxEncodingDepth {
+		return arrow.Field{}, fmt.Errorf("datafile: field %q nested deeper than %d levels: %w", f.Name, maxEncodingDepth, ErrUnsupported)
+	}
+	lt, err := parseLogicalType(f.LogicalType)
+	if err != nil {
+		return arrow.Field{}, fmt.Errorf("datafile: field %q: %v: %w", f.Name, err, ErrUnsupported)
+	}
+	af := arrow.Field{Name: f.Name, Nullable: f.Nullable}
+	if len(f.Metadata) > 0 {
+		af.Metadata = arrow.MetadataFrom(f.Metadata)
+	}
+	children := func() ([]arrow.Field, error) {
+		out := make([]arrow.Field, len(f.Children))
+		for i, c := range f.Children {
+			cf, err := s.arrowField(c, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = cf
+		}
+		return out, nil
+	}
+	switch lt.kind {
+	case lkStruct:
+		cs, err := children()
+		if err != nil {
+			return af, err
+		}
+		af.Type = arrow.StructOf(cs...)
+	case lkList, lkMap:
+		cs, err := children()
+		if err != nil {
+			return af, err
+		}
+		if len(cs) != 1 {
+			return af, fmt.Errorf("datafile: %s field %q has %d children, want 1: %w", f.LogicalType, f.Name, len(cs), ErrMalformed)
+		}
+		switch {
+		case lt.kind == lkMap:
+			st, ok := cs[0].Type.(*arrow.StructType)
+			if !ok || st.NumFields() != 2 {
+				return af, fmt.Errorf("datafile: map field %q needs a struct child with 2 fields: %w", f.Name, ErrMalformed)
+			}
+			mt := arrow.MapOfFields(st.Field(0), st.Field(1))
+			af.Type = mt
+		case lt.large:
+			af.Type = arrow.LargeListOfField(cs[0])
+		default:
+			af.Type = arrow.ListOfField(cs[0])
+		}
+	default:
+		af.Type = lt.dt
+	}
+	return af, nil
+}
+
+// ReadColumns decodes every column of a 2.0 file into one Arrow record (one
+// array per top-level field). Files of 2.1 and later are not decoded
+// (ErrUnsupported); nor are pages using compression or bit packing.
+func (f *File) ReadColumns(ctx context.Context) (arrow.RecordBatch, error) {
+	sch, err := f.schema.ArrowSchema()
+	if err != nil {
+		return nil, withPath(err, f.path)
+	}
+	top := f.schema.TopLevel()
+	d, err := f.newDecoder(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]arrow.Array, len(top))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, fi := range top {
+		a, err := d.field(fi, sch.Field(i).Type)
+		if err != nil {
+			return nil, withPath(err, f.path)
+		}
+		if uint64(a.Len()) != f.numRows {
+			a.Release()
+			return nil, withPath(formatErr(ErrMalformed, "field "+f.schema.Fields[fi].Name, -1,
+				"column holds %d rows but the file has %d", a.Len(), f.numRows), f.path)
+		}
+		cols[i] = a
+	}
+	return array.NewRecordBatch(sch, cols, int64(f.numRows)), nil
+}
+
+// ReadColumn decodes the top-level field with the given name (2.0 files only).
+func (f *File) ReadColumn(ctx context.Context, name string) (arrow.Array, error) {
+	fi := f.schema.FieldByName(name)
+	if fi < 0 {
+		return nil, fmt.Errorf("datafile: %s: no top-level field %q", f.path, name)
+	}
+	af, err := f.schema.arrowField(fi, 0)
+	if err != nil {
+		return nil, withPath(err, f.path)
+	}
+	d, err := f.newDecoder(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := d.field(fi, af.Type)
+	return a, withPath(err, f.path)
+}
+
+// decoder walks the fields of a 2.0 file and decodes their columns.
+type decoder struct {
+	ctx     context.Context
+	f       *File
+	columns []int // field index -> first column index
+	mem     memory.Allocator
+}
+
+func (f *File) newDecoder(ctx context.Context) (*decoder, error) {
+	if f.version != V2_0 {
+		return nil, withPath(formatErr(ErrUnsupported, "file", -1, "decoding %s pages is not supported; only 2.0", f.version), f.path)
+	}
+	cols, err := f.columnsOfFields()
+	if err != nil {
+		return nil, withPath(err, f.path)
+	}
+	return &decoder{ctx: ctx, f: f, columns: cols, mem: memory.DefaultAllocator}, nil
+}
+
+// columnsOfFields assigns 2.0 columns to fields in pre-order: one per field,
+// except that a string/binary field whose first page is list-encoded (an
+// older writer form, spec §6 trap 22) takes two (offsets, bytes).
+func (f *File) columnsOfFields() ([]int, error) {
+	out := make([]int, len(f.schema.Fields))
+	next := 0
+	for i := range f.schema.Fields {
+		out[i] = next
+		if next >= len(f.columns) {
+			return nil, formatErr(ErrMalformed, "schema", -1, "field %q has no column: the file has %d columns for %d fields",
+				f.schema.Fields[i].Name, len(f.columns), len(f.schema.Fields))
+		}
+		n := 1
+		if lt, _ := parseLogicalType(f.schema.Fields[i].LogicalType); lt.kind == lkBinary && f.firstPageKind(next) == aeList {
+			n = 2
+		}
+		next += n
+	}
+	if next != len(f.columns) {
+		return nil, formatErr(ErrMalformed, "schema", -1, "the %d fields need %d columns but the file has %d",
+			len(f.schema.Fields), next, len(f.columns))
+	}
+	return out, nil
+}
+
+func (f *File) firstPageKind(col int) aeKind {
+	c := &f.columns[col]
+	if len(c.Pages) == 0 {
+		return 0
+	}
+	ae, err := decodeArrayEncoding(c.Pages[0].Encoding.Value, -1, "")
+	if err != nil {
+		return 0
+	}
+	return ae.kind
+}
+
+func (d *decoder) field(fi int, dt arrow.DataType) (arrow.Array, error) {
+	fld := &d.f.schema.Fields[fi]
+	col := d.columns[fi]
+	lt, err := parseLogicalType(fld.LogicalType)
+	if err != nil {
+		return nil, err
+	}
+	switch lt.kind {
+	case lkStruct:
+		st, ok := dt.(*arrow.StructType)
+		if !ok || st.NumFields() != len(fld.Children) {
+			return nil, fmt.Errorf("datafile: struct field %q does not match its Arrow type %s: %w", fld.Name, dt, ErrMalformed)
+		}
+		n := d.f.columns[col].NumRows()
+		kids := make([]arrow.ArrayData, len(fld.Children))
+		defer func() {
+			for _, k := range kids {
+				if k != nil {
+					k.Release()
+				}
+			}
+		}()
+		for i, c := range fld.Children {
+			a, err := d.field(c, st.Field(i).Type)
+			if err != nil {
+				return nil, err
+			}
+			kids[i] = a.Data()
+			kids[i].Retain()
+			l := a.Len()
+			a.Release()
+			if uint64(l) != n {
+				return nil, formatErr(ErrMalformed, "field "+d.f.schema.Fields[c].Name, -1, "child of struct %q holds %d rows, the struct %d", fld.Name, l, n)
+			}
+		}
+		if err := d.checkStructPages(col); err != nil {
+			return nil, err
+		}
+		data := array.NewData(dt, int(n), []*memory.Buffer{nil}, kids, 0, 0)
+		defer data.Release()
+		return array.MakeFromData(data), nil
+	case lkList:
+		return d.list(fi, col, dt)
+	case lkMap:
+		return nil, formatErr(ErrUnsupported, "field "+fld.Name, -1, "map columns are not supported in 2.0 files")
+	}
+	if lt.kind == lkBinary && d.f.firstPageKind(col) == aeList {
+		return d.legacyBinary(fld, col, dt)
+	}
+	return d.column(col, dt)
+}
+
+// checkStructPages requires every page of a struct column to be struct{}.
+func (d *decoder) checkStructPages(col int) error {
+	for pi, p := range d.f.columns[col].Pages {
+		sec := fmt.Sprintf("column %d page %d", col, pi)
+		ae, err := decodeArrayEncoding(p.Encoding.Value, -1, sec)
+		if err != nil {
+			return err
+		}
+		if ae.kind != aeStruct {
+			return formatErr(ErrUnsupported, sec, -1, "struct column page is encoded as %s", ae)
+		}
+	}
+	return nil
+}
+
+// column decodes every page of one leaf column and concatenates them.
+func (d *decoder) column(col int, dt arrow.DataType) (arrow.Array, error) {
+	cm := &d.f.columns[col]
+	parts := make([]arrow.Array, 0, len(cm.Pages))
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	for pi := range cm.Pages {
+		a, err := d.page(col, pi, dt)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, a)
+	}
+	return d.concat(parts, dt)
+}
+
+func (d *decoder) concat(parts []arrow.Array, dt arrow.DataType) (arrow.Array, error) {
+	switch len(parts) {
+	case 0:
+		return array.MakeArrayOfNull(d.mem, dt, 0), nil
+	case 1:
+		parts[0].Retain()
+		return parts[0], nil
+	}
+	a, err := array.Concatenate(parts, d.mem)
+	if err != nil {
+		return nil, fmt.Errorf("datafile: concatenating pages: %w", err)
+	}
+	return a, nil
+}
+
+// pageDecoder decodes one page.
+type pageDecoder struct {
+	sec  string
+	off  int64
+	bufs [][]byte
+	mem  memory.Allocator
+}
+
+func (d *decoder) loadPage(col, pi int) (*arrayEncoding, *pageDecoder, error) {
+	p := &d.f.columns[col].Pages[pi]
+	sec := fmt.Sprintf("column %d page %d", col, pi)
+	ae, err := decodeArrayEncoding(p.Encoding.Value, -1, sec+" encoding")
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.Length > maxPageRows {
+		return nil, nil, formatErr(ErrMalformed, sec, -1, "page length %d exceeds %d rows", p.Length, uint64(maxPageRows))
+	}
+	pd := &pageDecoder{sec: sec, off: -1, bufs: make([][]byte, len(p.Buffers)), mem: d.mem}
+	if len(p.Buffers) > 0 {
+		pd.off = int64(p.Buffers[0].Pos)
+	}
+	for i, r := range p.Buffers {
+		if r.Len > maxMetadataSize {
+			return nil, nil, formatErr(ErrTooLarge, sec, int64(r.Pos), "buffer %d is %d bytes", i, r.Len)
+		}
+		b, err := d.f.readRange(d.ctx, int64(r.Pos), int64(r.Len))
+		if err != nil {
+			return nil, nil, err
+		}
+		// Copy so every buffer is 8-byte aligned and owned by the array.
+		c := make([]byte, len(b), len(b)+8)
+		copy(c, b)
+		pd.bufs[i] = c
+	}
+	return ae, pd, nil
+}
+
+func (d *decoder) page(col, pi int, dt arrow.DataType) (arrow.Array, error) {
+	ae, pd, err := d.loadPage(col, pi)
+	if err != nil {
+		return nil, err
+	}
+	n := d.f.columns[col].Pages[pi].Length
+	data, err := pd.decode(ae, n, dt, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
+
+func (pd *pageDecoder) errf(sentinel error, format string, args ...any) error {
+	return formatErr(sentinel, pd.sec, pd.off, format, args...)
+}
+
+func (pd *pageDecoder) buffer(ae *arrayEncoding) ([]byte, error) {
+	if !ae.hasBuf {
+		return nil, pd.errf(ErrMalformed, "%s has no buffer", ae.kind)
+	}
+	if ae.buf.typ != bufferTypePage {
+		return nil, pd.errf(ErrUnsupported, "%s refers to a buffer of type %d; only page buffers are supported", ae.kind, ae.buf.typ)
+	}
+	if int(ae.buf.index) >= len(pd.bufs) || ae.buf.index > math.MaxInt32 {
+		return nil, pd.errf(ErrMalformed, "%s refers to buffer %d but the page has %d", ae.kind, ae.buf.index, len(pd.bufs))
+	}
+	return pd.bufs[ae.buf.index], nil
+}
+
+// flatBytes returns the bytes of a flat encoding holding n values of the
+// given bit width (checked against the encoding).
+func (pd *pageDecoder) flatBytes(ae *arrayEncoding, n uint64, width int) ([]byte, error) {
+	if ae.kind != aeFlat {
+		return nil, pd.errf(ErrUnsupported, "%s encoding where flat{%d} was expected", ae, width)
+	}
+	if ae.bits != uint64(width) {
+		return nil, pd.errf(ErrMalformed, "flat has %d bits per value, the type needs %d", ae.bits, width)
+	}
+	if ae.compression != "" {
+		return nil, pd.errf(ErrUnsupported, "flat buffer compressed with %q", ae.compression)
+	}
+	b, err := pd.buffer(ae)
+	if err != nil {
+		return nil, err
+	}
+	hi, lo := bits.Mul64(n, uint64(width))
+	need := lo/8 + boolToU64(lo%8 != 0)
+	if hi != 0 || uint64(len(b)) < need {
+		return nil, pd.errf(ErrTruncated, "flat buffer %d holds %d bytes, %d values of %d bits need %d", ae.buf.index, len(b), n, width, need)
+	}
+	return b[:need], nil
+}
+
+func boolToU64(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// bitmap decodes a validity/boolean encoding into an n-bit bitmap.
+func (pd *pageDecoder) bitmap(ae *arrayEncoding, n uint64) ([]byte, error) {
+	if ae.kind == aeNullable && ae.nullKind == nullNone && ae.values != nil {
+		ae = ae.values
+	}
+	return pd.flatBytes(ae, n, 1)
+}
+
+// decode turns an encoding tree into Arrow data of type dt and length n.
+func (pd *pageDecoder) decode(ae *arrayEncoding, n uint64, dt arrow.DataType, depth int) (arrow.ArrayData, error) {
+	if depth > maxEncodingDepth {
+		return nil, pd.errf(ErrMalformed, "encoding nested too deeply")
+	}
+	switch ae.kind {
+	case aeNullable:
+		switch ae.nullKind {
+		case nullAll:
+			a := array.MakeArrayOfNull(pd.mem, dt, int(n))
+			defer a.Release()
+			d := a.Data()
+			d.Retain()
+			return d, nil
+		case nullNone:
+			if ae.values == nil {
+				return nil, pd.errf(ErrMalformed, "nullable no_nulls has no values")
+			}
+			return pd.decode(ae.values, n, dt, depth+1)
+		case nullSome:
+			if ae.values == nil || ae.validity == nil {
+				return nil, pd.errf(ErrMalformed, "nullable some_nulls lacks validity or values")
+			}
+			valid, err := pd.bitmap(ae.validity, n)
+			if err != nil {
+				return nil, err
+			}
+			inner, err := pd.decode(ae.values, n, dt, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			defer inner.Release()
+			return withValidity(inner, valid), nil
+		}
+		return nil, pd.errf(ErrMalformed, "nullable encoding has no variant")
+	case aeBinary:
+		return pd.binary(ae, n, dt)
+	case aeFixedSizeList:
+		ft, ok := dt.(*arrow.FixedSizeListType)
+		if !ok || ae.items == nil {
+			return nil, pd.errf(ErrMalformed, "fixed_size_list encoding for type %s", dt)
+		}
+		if ae.dim != uint32(ft.Len()) {
+			return nil, pd.errf(ErrMalformed, "fixed_size_list dimension %d, the type has %d", ae.dim, ft.Len())
+		}
+		items, err := pd.decode(ae.items, n*uint64(ae.dim), ft.Elem(), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		defer items.Release()
+		return array.NewData(dt, int(n), []*memory.Buffer{nil}, []arrow.ArrayData{items}, 0, 0), nil
+	case aeDictionary:
+		return pd.dictionary(ae, n, dt, depth)
+	case aeFixedSizeBinary:
+		ft, ok := dt.(*arrow.FixedSizeBinaryType)
+		if !ok || ae.bytes == nil || int(ae.byteWidth) != ft.ByteWidth {
+			return nil, pd.errf(ErrMalformed, "fixed_size_binary encoding for type %s", dt)
+		}
+		b, err := pd.flatBytes(ae.bytes, n*uint64(ae.byteWidth), 8)
+		if err != nil {
+			return nil, err
+		}
+		return array.NewData(dt, int(n), []*memory.Buffer{nil, memory.NewBufferBytes(b)}, nil, 0, 0), nil
+	case aeFlat:
+		w, ok := flatWidthForRead(dt)
+		if !ok {
+			return nil, pd.errf(ErrMalformed, "flat encoding for non fixed-width type %s", dt)
+		}
+		b, err := pd.flatBytes(ae, n, w)
+		if err != nil {
+			return nil, err
+		}
+		if dt.ID() == arrow.NULL {
+			return array.NewData(dt, int(n), []*memory.Buffer{nil}, nil, int(n), 0), nil
+		}
+		return array.NewData(dt, int(n), []*memory.Buffer{nil, memory.NewBufferBytes(b)}, nil, 0, 0), nil
+	}
+	return nil, pd.errf(ErrUnsupported, "%s encoding is not supported", ae.kind)
+}
+
+func flatWidthForRead(dt arrow.DataType) (int, bool) {
+	if ft, ok := dt.(*arrow.FixedSizeBinaryType); ok {
+		return 8 * ft.ByteWidth, true
+	}
+	return flatWidth(dt)
+}
+
+// withValidity returns a copy of d whose validity bitmap is valid (n bits).
+// For a nested type the child data is kept.
+func withValidity(d arrow.ArrayData, valid []byte) arrow.ArrayData {
+	n := d.Len()
+	nulls := n - bitutil.CountSetBits(valid, 0, n)
+	bufs := append([]*memory.Buffer(nil), d.Buffers()...)
+	if len(bufs) == 0 {
+		bufs = []*memory.Buffer{nil}
+	}
+	if old := bufs[0]; old != nil && d.NullN() > 0 {
+		// combine with an inner validity (AND)
+		comb := make([]byte, len(valid))
+		copy(comb, valid)
+		ob := old.Bytes()
+		for i := 0; i < n; i++ {
+			if !bitutil.BitIsSet(ob, d.Offset()+i) {
+				bitutil.ClearBit(comb, i)
+			}
+		}
+		valid = comb
+		nulls = n - bitutil.CountSetBits(valid, 0, n)
+	}
+	bufs[0] = memory.NewBufferBytes(valid)
+	var out *array.Data
+	if d.DataType().ID() == arrow.DICTIONARY {
+		out = array.NewDataWithDictionary(d.DataType(), n, bufs, nulls, d.Offset(), d.Dictionary().(*array.Data))
+	} else {
+		out = array.NewData(d.DataType(), n, bufs, d.Children(), nulls, d.Offset())
+	}
+	return out
+}
+
+// binary decodes binary{indices, bytes, null_adjustment} (spec §4.5).
+func (pd *pageDecoder) binary(ae *arrayEncoding, n uint64, dt arrow.DataType) (arrow.ArrayData, error) {
+	large := false
+	switch dt.ID() {
+	case arrow.STRING, arrow.BINARY:
+	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		large = true
+	default:
+		return nil, pd.errf(ErrMalformed, "binary encoding for type %s", dt)
+	}
+	if ae.indices == nil || ae.bytes == nil {
+		return nil, pd.errf(ErrMalformed, "binary encoding lacks indices or bytes")
+	}
+	if ae.nullAdj == 0 {
+		return nil, pd.errf(ErrMalformed, "binary null_adjustment is 0")
+	}
+	ie := ae.indices
+	if ie.kind == aeNullable && ie.nullKind == nullNone && ie.values != nil {
+		ie = ie.values
+	}
+	ib, err := pd.flatBytes(ie, n, 64)
+	if err != nil {
+		return nil, err
+	}
+	// The byte count is implied by the indices: the last end offset.
+	var total uint64
+	var valid []byte
+	nulls := 0
+	for i := uint64(0); i < n; i++ {
+		v := binary.LittleEndian.Uint64(ib[8*i:])
+		if v >= ae.nullAdj {
+			v -= ae.nullAdj
+			if valid == nil {
+				valid = make([]byte, bitutil.BytesForBits(int64(n)))
+				bitutil.SetBitsTo(valid, 0, int64(i), true)
+			}
+			nulls++
+		} else if valid != nil {
+			bitutil.SetBit(valid, int(i))
+		}
+		if v < total {
+			return nil, pd.errf(ErrMalformed, "binary index %d (row %d) goes backwards from %d", v, i, total)
+		}
+		total = v
+	}
+	var raw []byte
+	if total > 0 {
+		bb, err := pd.flatBytes(ae.bytes, total, 8)
+		if err != nil {
+			return nil, err
+		}
+		raw = bb
+	} else if ae.bytes.kind != aeFlat {
+		return nil, pd.errf(ErrUnsupported, "binary bytes encoded as %s", ae.bytes)
+	}
+	if !large && total > math.MaxInt32 {
+		return nil, pd.errf(ErrUnsupported, "page holds %d bytes of string data, more than 32-bit offsets allow", total)
+	}
+	var offs []byte
+	if large {
+		offs = make([]byte, 8*(n+1))
+	} else {
+		offs = make([]byte, 4*(n+1))
+	}
+	for i := uint64(0); i < n; i++ {
+		v := binary.LittleEndian.Uint64(ib[8*i:])
+		if v >= ae.nullAdj {
+			v -= ae.nullAdj
+		}
+		if large {
+			binary.LittleEndian.PutUint64(offs[8*(i+1):], v)
+		} else {
+			binary.LittleEndian.PutUint32(offs[4*(i+1):], uint32(v))
+		}
+	}
+	var vb *memory.Buffer
+	if valid != nil {
+		vb = memory.NewBufferBytes(valid)
+	}
+	return array.NewData(dt, int(n), []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(raw)}, nil, nulls, 0), nil
+}
+
+// dictionary decodes dictionary{indices, items, num_dictionary_items}.
+func (pd *pageDecoder) dictionary(ae *arrayEncoding, n uint64, dt arrow.DataType, depth int) (arrow.ArrayData, error) {
+	t, ok := dt.(*arrow.DictionaryType)
+	if !ok || ae.indices == nil || ae.items == nil {
+		return nil, pd.errf(ErrMalformed, "dictionary encoding for type %s", dt)
+	}
+	items, err := pd.decode(ae.items, uint64(ae.numDictItems), t.ValueType, depth+1)
+	if err != nil {
+		return nil, err
+	}
+	defer items.Release()
+	// Indices are stored as unsigned integers of some width; convert to the key type.
+	ie := ae.indices
+	if ie.kind == aeNullable && ie.nullKind == nullNone && ie.values != nil {
+		ie = ie.values
+	}
+	if ie.kind != aeFlat || ie.bits%8 != 0 || ie.bits == 0 || ie.bits > 64 {
+		return nil, pd.errf(ErrUnsupported, "dictionary indices encoded as %s", ie)
+	}
+	ib, err := pd.flatBytes(ie, n, int(ie.bits))
+	if err != nil {
+		return nil, err
+	}
+	kw := t.IndexType.(arrow.FixedWidthDataType).BitWidth() / 8
+	iw := int(ie.bits / 8)
+	keys := make([]byte, int(n)*kw)
+	for i := 0; i < int(n); i++ {
+		var v uint64
+		for j := iw - 1; j >= 0; j-- {
+			v = v<<8 | uint64(ib[i*iw+j])
+		}
+		if v >= uint64(ae.numDictItems) {
+			return nil, pd.errf(ErrMalformed, "dictionary index %d (row %d) >= %d items", v, i, ae.numDictItems)
+		}
+		for j := 0; j < kw; j++ {
+			keys[i*kw+j] = byte(v >> (8 * j))
+		}
+	}
+	return array.NewDataWithDictionary(dt, int(n), []*memory.Buffer{nil, memory.NewBufferBytes(keys)}, 0, 0, items.(*array.Data)), nil
+}
+
+// list decodes a 2.0 list field: an offsets column then the items field.
+func (d *decoder) list(fi, col int, dt arrow.DataType) (arrow.Array, error) {
+	fld := &d.f.schema.Fields[fi]
+	var elem arrow.DataType
+	large := false
+	switch t := dt.(type) {
+	case *arrow.ListType:
+		elem = t.Elem()
+	case *arrow.LargeListType:
+		elem, large = t.Elem(), true
+	default:
+		return nil, fmt.Errorf("datafile: list field %q has Arrow type %s: %w", fld.Name, dt, ErrMalformed)
+	}
+	if len(fld.Children) != 1 {
+		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "list has %d children, want 1", len(fld.Children))
+	}
+	ends, valid, nulls, err := d.listOffsets(col)
+	if err != nil {
+		return nil, err
+	}
+	items, err := d.field(fld.Children[0], elem)
+	if err != nil {
+		return nil, err
+	}
+	defer items.Release()
+	n := len(ends)
+	if n > 0 && ends[n-1] != uint64(items.Len()) {
+		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "list offsets reach %d items but the items column has %d", ends[n-1], items.Len())
+	}
+	var offs []byte
+	if large {
+		offs = make([]byte, 8*(n+1))
+		for i, e := range ends {
+			binary.LittleEndian.PutUint64(offs[8*(i+1):], e)
+		}
+	} else {
+		if n > 0 && ends[n-1] > math.MaxInt32 {
+			return nil, formatErr(ErrUnsupported, "field "+fld.Name, -1, "list has %d items, more than 32-bit offsets allow", ends[n-1])
+		}
+		offs = make([]byte, 4*(n+1))
+		for i, e := range ends {
+			binary.LittleEndian.PutUint32(offs[4*(i+1):], uint32(e))
+		}
+	}
+	var vb *memory.Buffer
+	if valid != nil {
+		vb = memory.NewBufferBytes(valid)
+	}
+	data := array.NewData(dt, n, []*memory.Buffer{vb, memory.NewBufferBytes(offs)}, []arrow.ArrayData{items.Data()}, nulls, 0)
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
+
+// listOffsets decodes the pages of a list offsets column into absolute end
+// offsets (each page's offsets are relative to the items of that page).
+func (d *decoder) listOffsets(col int) (ends []uint64, valid []byte, nulls int, err error) {
+	cm := &d.f.columns[col]
+	var base uint64
+	total := cm.NumRows()
+	if total > maxPageRows {
+		return nil, nil, 0, formatErr(ErrMalformed, fmt.Sprintf("column %d", col), -1, "%d rows", total)
+	}
+	for pi := range cm.Pages {
+		ae, pd, err := d.loadPage(col, pi)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if ae.kind != aeList || ae.offsets == nil {
+			return nil, nil, 0, pd.errf(ErrUnsupported, "list column page encoded as %s", ae)
+		}
+		if ae.nullAdj == 0 {
+			return nil, nil, 0, pd.errf(ErrMalformed, "list null_offset_adjustment is 0")
+		}
+		oe := ae.offsets
+		if oe.kind == aeNullable && oe.nullKind == nullNone && oe.values != nil {
+			oe = oe.values
+		}
+		n := cm.Pages[pi].Length
+		ob, err := pd.flatBytes(oe, n, 64)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		prev := uint64(0)
+		for i := uint64(0); i < n; i++ {
+			v := binary.LittleEndian.Uint64(ob[8*i:])
+			row := len(ends)
+			if v >= ae.nullAdj {
+				v -= ae.nullAdj
+				if valid == nil {
+					valid = make([]byte, bitutil.BytesForBits(int64(total)))
+					bitutil.SetBitsTo(valid, 0, int64(row), true)
+				}
+				nulls++
+			} else if valid != nil {
+				bitutil.SetBit(valid, row)
+			}
+			if v < prev || v > ae.numItems {
+				return nil, nil, 0, pd.errf(ErrMalformed, "list offset %d (row %d) out of order or past %d items", v, i, ae.numItems)
+			}
+			prev = v
+			ends = append(ends, base+v)
+		}
+		base += ae.numItems
+	}
+	return ends, valid, nulls, nil
+}
+
+// legacyBinary decodes a string/binary field stored by old 2.0 writers as a
+// list column of offsets plus a u8 items column (spec §6 trap 22).
+func (d *decoder) legacyBinary(fld *Field, col int, dt arrow.DataType) (arrow.Array, error) {
+	ends, valid, nulls, err := d.listOffsets(col)
+	if err != nil {
+		return nil, err
+	}
+	bytesArr, err := d.column(col+1, arrow.PrimitiveTypes.Uint8)
+	if err != nil {
+		return nil, err
+	}
+	defer bytesArr.Release()
+	raw := bytesArr.(*array.Uint8).Uint8Values()
+	n := len(ends)
+	if n > 0 && ends[n-1] != uint64(len(raw)) {
+		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "offsets reach %d bytes but the bytes column has %d", ends[n-1], len(raw))
+	}
+	large := dt.ID() == arrow.LARGE_STRING || dt.ID() == arrow.LARGE_BINARY
+	var offs []byte
+	if large {
+		offs = make([]byte, 8*(n+1))
+		for i, e := range ends {
+			binary.LittleEndian.PutUint64(offs[8*(i+1):], e)
+		}
+	} else {
+		if n > 0 && ends[n-1] > math.MaxInt32 {
+			return nil, formatErr(ErrUnsupported, "field "+fld.Name, -1, "%d bytes exceed 32-bit offsets", ends[n-1])
+		}
+		offs = make([]byte, 4*(n+1))
+		for i, e := range ends {
+			binary.LittleEndian.PutUint32(offs[4*(i+1):], uint32(e))
+		}
+	}
+	var vb *memory.Buffer
+	if valid != nil {
+		vb = memory.NewBufferBytes(valid)
+	}
+	data := array.NewData(dt, n, []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(append([]byte(nil), raw...))}, nil, nulls, 0)
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}

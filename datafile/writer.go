@@ -1,0 +1,816 @@
+package datafile
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+
+	"github.com/lancekeeper/lancekeeper/seedio"
+)
+
+const (
+	// DefaultPageSize is the target size of a page's buffers (spec §4.9:
+	// Lance's 2.0 writer buffers about 8 MiB per column).
+	DefaultPageSize = 8 << 20
+	// MaxPageSize is the largest PageSize a Writer accepts (spec §6 trap 14).
+	MaxPageSize = 32 << 20
+	// bufferAlign is the alignment of every page buffer, extra global buffer
+	// and of the FileDescriptor (spec §1.7 W1, W3).
+	bufferAlign = 64
+	// padding is what Lance pads with; the value is irrelevant to readers.
+	padding = "HHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHHH"
+)
+
+// ErrEmptyFile is returned by Close when no rows were written: Lance files
+// should hold at least one row and one page per column (spec §1.7 W9), so
+// the writer refuses to produce one. Nothing has been written to the
+// underlying writer in that case.
+var ErrEmptyFile = errors.New("datafile: no rows written")
+
+// WriterOptions configures a Writer.
+type WriterOptions struct {
+	// FieldIDs are the table field ids of the schema's fields in depth-first
+	// pre-order (parents before children), as the table manifest lists them.
+	// When nil, ids are assigned sequentially from FirstFieldID.
+	FieldIDs     []int32
+	FirstFieldID int32
+
+	// PageSize is the target number of bytes per page (0 = DefaultPageSize,
+	// at most MaxPageSize). Each column is paged independently.
+	PageSize int
+
+	// SeedColumns names the top-level columns that get a zone write seed;
+	// SeedAllColumns seeds every top-level column.
+	SeedColumns    []string
+	SeedAllColumns bool
+	// Seed configures the seed collectors (rows per zone, bound truncation).
+	Seed seedio.CollectorOptions
+}
+
+// SeedResult reports the seed of one requested column.
+type SeedResult struct {
+	Column      string
+	BufferIndex uint32 // global buffer index; 0 when no seed was written
+	RowsPerZone uint64
+	Locator     string // the locator value written, "" when none
+	Size        int    // bytes of the seed's IPC file
+	// Err says why no seed was written (collector failure, R64). The file
+	// itself is still valid.
+	Err error
+}
+
+// WriteResult is what a manifest DataFile needs to reference the file
+// (spec §5.1), plus the seeds written.
+type WriteResult struct {
+	Fields           []int32 // field ids, pre-order (every field in 2.0)
+	ColumnIndices    []int32 // column of each field in Fields
+	FileMajorVersion uint32  // 2
+	FileMinorVersion uint32  // 0
+	FileSizeBytes    uint64  // exact size of the file written
+	NumRows          uint64  // rows in the file (= DataFragment.physical_rows)
+	Seeds            []SeedResult
+}
+
+// colKind is the physical layout of a column.
+type colKind uint8
+
+const (
+	ckFixed  colKind = iota // fixed-width primitive, width bits multiple of 8
+	ckBool                  // bit-packed booleans
+	ckBinary                // string / binary / large variants
+	ckFSL                   // fixed_size_list of a fixed-width primitive or bool
+	ckStruct                // struct: no data, one page at Close
+)
+
+// column is the state of one physical column.
+type column struct {
+	index    int
+	name     string
+	kind     colKind
+	width    int // bits per value; for FSL the item width
+	dim      int // FSL dimension
+	nullable bool
+	children []int // struct: the columns of the child fields
+
+	pages []Page
+	encs  [][]byte
+	rows  uint64 // rows already flushed into pages
+
+	// the pending page
+	n        int
+	nulls    int
+	validity []byte
+	values   []byte // fixed values, bool bitmap, or FSL item values/bitmap
+	itemVal  []byte // FSL item validity
+	ends     []uint64
+	data     []byte // binary bytes
+	size     int    // estimated bytes of the pending page
+}
+
+// Writer writes one Lance v2.0 data file from Arrow record batches. It is not
+// safe for concurrent use.
+type Writer struct {
+	out     *bufio.Writer
+	pos     uint64
+	schema  *arrow.Schema
+	lance   Schema
+	columns []*column
+	// tops[i] is the column index of top-level arrow field i.
+	tops     []int
+	pageSize int
+	rows     uint64
+
+	seeds    []*seedState
+	closed   bool
+	stickErr error
+}
+
+type seedState struct {
+	top       int // index of the top-level arrow field
+	name      string
+	collector *seedio.Collector
+	err       error
+}
+
+// NewWriter returns a Writer of a v2.0 file with the given Arrow schema.
+// Schema and field metadata are kept in the file; schema-metadata keys
+// starting with "lance.seed." are dropped, because locators are pointers into
+// this file's global buffers and only the writer can set them.
+func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, error) {
+	if schema == nil {
+		return nil, fmt.Errorf("%w: nil schema", ErrInvalidSchema)
+	}
+	ps := opts.PageSize
+	if ps == 0 {
+		ps = DefaultPageSize
+	}
+	if ps < 1 || ps > MaxPageSize {
+		return nil, fmt.Errorf("%w: page size %d is outside 1..%d", ErrInvalidSchema, ps, MaxPageSize)
+	}
+	wr := &Writer{out: bufio.NewWriterSize(w, 1<<20), schema: schema, pageSize: ps}
+	if err := wr.buildSchema(opts); err != nil {
+		return nil, err
+	}
+	if err := wr.buildSeeds(opts); err != nil {
+		return nil, err
+	}
+	return wr, nil
+}
+
+func (w *Writer) buildSchema(opts WriterOptions) error {
+	md := map[string]string{}
+	keys, vals := w.schema.Metadata().Keys(), w.schema.Metadata().Values()
+	for i, k := range keys {
+		if !strings.HasPrefix(k, seedio.LocatorKeyPrefix) {
+			md[k] = vals[i]
+		}
+	}
+	w.lance.Metadata = md
+	var walk func(f arrow.Field, parent int32) error
+	walk = func(f arrow.Field, parent int32) error {
+		lt, err := logicalTypeOf(f.Type)
+		if err != nil {
+			return fmt.Errorf("%w: field %q: %v", ErrInvalidSchema, f.Name, err)
+		}
+		idx := len(w.lance.Fields)
+		id := opts.FirstFieldID + int32(idx)
+		if opts.FieldIDs != nil {
+			if idx >= len(opts.FieldIDs) {
+				return fmt.Errorf("%w: %d field ids given, but the schema has more fields", ErrInvalidSchema, len(opts.FieldIDs))
+			}
+			id = opts.FieldIDs[idx]
+		}
+		fld := Field{Name: f.Name, ID: id, ParentID: parent, LogicalType: lt, Nullable: f.Nullable}
+		if f.HasMetadata() {
+			fld.Metadata = map[string]string{}
+			for i, k := range f.Metadata.Keys() {
+				fld.Metadata[k] = f.Metadata.Values()[i]
+			}
+		}
+		col := &column{index: idx, name: f.Name, nullable: f.Nullable}
+		switch t := f.Type.(type) {
+		case *arrow.StructType:
+			col.kind = ckStruct
+		case *arrow.BooleanType:
+			col.kind, col.width, fld.Encoding = ckBool, 1, 1
+		case *arrow.FixedSizeListType:
+			wd, _ := flatWidth(t.Elem())
+			col.kind, col.width, col.dim, fld.Encoding = ckFSL, wd, int(t.Len()), 1
+			if t.Len() < 1 {
+				return fmt.Errorf("%w: field %q: fixed_size_list dimension %d", ErrInvalidSchema, f.Name, t.Len())
+			}
+		default:
+			if arrow.IsBaseBinary(f.Type.ID()) {
+				col.kind, fld.Encoding = ckBinary, 2
+			} else {
+				wd, ok := flatWidth(f.Type)
+				if !ok || wd%8 != 0 {
+					return fmt.Errorf("%w: field %q: type %s", ErrInvalidSchema, f.Name, f.Type)
+				}
+				col.kind, col.width, fld.Encoding = ckFixed, wd, 1
+			}
+		}
+		w.lance.Fields = append(w.lance.Fields, fld)
+		w.columns = append(w.columns, col)
+		if st, ok := f.Type.(*arrow.StructType); ok {
+			for _, c := range st.Fields() {
+				col.children = append(col.children, len(w.columns))
+				if err := walk(c, id); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for _, f := range w.schema.Fields() {
+		w.tops = append(w.tops, len(w.columns))
+		if err := walk(f, -1); err != nil {
+			return err
+		}
+	}
+	if opts.FieldIDs != nil && len(opts.FieldIDs) != len(w.lance.Fields) {
+		return fmt.Errorf("%w: %d field ids given for %d fields", ErrInvalidSchema, len(opts.FieldIDs), len(w.lance.Fields))
+	}
+	seen := map[int32]string{}
+	for _, f := range w.lance.Fields {
+		if f.ID < 0 {
+			return fmt.Errorf("%w: field %q has negative id %d", ErrInvalidSchema, f.Name, f.ID)
+		}
+		if prev, dup := seen[f.ID]; dup {
+			return fmt.Errorf("%w: fields %q and %q share id %d", ErrInvalidSchema, prev, f.Name, f.ID)
+		}
+		seen[f.ID] = f.Name
+	}
+	return nil
+}
+
+func (w *Writer) buildSeeds(opts WriterOptions) error {
+	want := map[string]bool{}
+	for _, c := range opts.SeedColumns {
+		want[c] = true
+	}
+	for i, f := range w.schema.Fields() {
+		if !opts.SeedAllColumns && !want[f.Name] {
+			continue
+		}
+		delete(want, f.Name)
+		st := &seedState{top: i, name: f.Name}
+		st.collector, st.err = seedio.NewCollector(f, opts.Seed)
+		if errors.Is(st.err, seedio.ErrCollectorOptions) {
+			return fmt.Errorf("datafile: seed options: %w", st.err)
+		}
+		w.seeds = append(w.seeds, st)
+	}
+	if len(want) > 0 {
+		missing := slices.Sorted(maps.Keys(want))
+		return fmt.Errorf("%w: seed columns %q are not top-level fields of the schema", ErrInvalidSchema, missing)
+	}
+	return nil
+}
+
+// Write appends the rows of rec. Its columns must have the writer schema's
+// types. A write error makes the writer unusable.
+func (w *Writer) Write(rec arrow.RecordBatch) error {
+	if w.closed {
+		return ErrWriterClosed
+	}
+	if w.stickErr != nil {
+		return w.stickErr
+	}
+	if int(rec.NumCols()) != len(w.schema.Fields()) {
+		return fmt.Errorf("%w: record has %d columns, the schema %d", ErrInvalidData, rec.NumCols(), len(w.schema.Fields()))
+	}
+	for i, f := range w.schema.Fields() {
+		col := rec.Column(i)
+		if !arrow.TypeEqual(col.DataType(), f.Type) {
+			return fmt.Errorf("%w: column %q has type %s, the schema %s", ErrInvalidData, f.Name, col.DataType(), f.Type)
+		}
+		if col.Len() != int(rec.NumRows()) {
+			return fmt.Errorf("%w: column %q has %d rows, the record %d", ErrInvalidData, f.Name, col.Len(), rec.NumRows())
+		}
+		if err := w.checkArray(f, col); err != nil {
+			return err
+		}
+	}
+	n := uint64(rec.NumRows())
+	if n == 0 {
+		return nil
+	}
+	if w.rows+n > maxPageRows-1 {
+		return fmt.Errorf("%w: a file holds at most 2^32-1 rows (spec §6 trap 13)", ErrInvalidData)
+	}
+	for _, s := range w.seeds {
+		if s.err == nil {
+			s.err = s.collector.Observe(rec.Column(s.top))
+		}
+	}
+	for i := range w.schema.Fields() {
+		if err := w.writeArray(w.tops[i], rec.Column(i)); err != nil {
+			w.stickErr = err
+			return err
+		}
+	}
+	w.rows += n
+	return nil
+}
+
+// checkArray rejects data 2.0 cannot store: nulls in a non-nullable field and
+// struct nulls (spec §6 trap 12), recursively.
+func (w *Writer) checkArray(f arrow.Field, a arrow.Array) error {
+	if !f.Nullable && a.NullN() > 0 {
+		return fmt.Errorf("%w: non-nullable field %q holds %d nulls", ErrInvalidData, f.Name, a.NullN())
+	}
+	if st, ok := f.Type.(*arrow.StructType); ok {
+		if a.NullN() > 0 {
+			return fmt.Errorf("%w: struct field %q holds %d nulls; Lance 2.0 cannot store struct validity", ErrInvalidData, f.Name, a.NullN())
+		}
+		sa := a.(*array.Struct)
+		for i, c := range st.Fields() {
+			if err := w.checkArray(c, sa.Field(i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeArray feeds a to column ci (and, for a struct, its children).
+func (w *Writer) writeArray(ci int, a arrow.Array) error {
+	c := w.columns[ci]
+	if c.kind == ckStruct {
+		sa := a.(*array.Struct)
+		for i, child := range c.children {
+			if err := w.writeArray(child, sa.Field(i)); err != nil {
+				return err
+			}
+		}
+		c.n += a.Len()
+		return nil
+	}
+	for start := 0; start < a.Len(); {
+		k := c.rowsThatFit(a, start, w.pageSize-c.size)
+		c.appendRange(a, start, k)
+		start += k
+		if c.size >= w.pageSize {
+			if err := w.flushPage(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rowBits is the estimated page size per row in bits (values + validity).
+func (c *column) rowBits() int {
+	switch c.kind {
+	case ckFixed, ckBool:
+		return c.width + 1
+	case ckFSL:
+		return c.dim*(c.width+1) + 1
+	}
+	return 64
+}
+
+// rowsThatFit returns how many rows of a from start fit in budget bytes;
+// at least one.
+func (c *column) rowsThatFit(a arrow.Array, start, budget int) int {
+	left := a.Len() - start
+	if budget <= 0 {
+		return 1
+	}
+	if c.kind != ckBinary {
+		k := int(int64(budget) * 8 / int64(c.rowBits()))
+		return max(1, min(k, left))
+	}
+	d := a.Data()
+	off := d.Offset() + start
+	used := 0
+	k := 0
+	for k < left {
+		l := binaryLen(d, off+k)
+		if used+8+l > budget && k > 0 {
+			break
+		}
+		used += 8 + l
+		k++
+	}
+	return max(1, k)
+}
+
+// binaryLen is the byte length of slot i (absolute index) of binary data d.
+func binaryLen(d arrow.ArrayData, i int) int {
+	ob := d.Buffers()[1].Bytes()
+	if d.DataType().ID() == arrow.LARGE_STRING || d.DataType().ID() == arrow.LARGE_BINARY {
+		o := arrow.Int64Traits.CastFromBytes(ob)
+		return int(o[i+1] - o[i])
+	}
+	o := arrow.Int32Traits.CastFromBytes(ob)
+	return int(o[i+1] - o[i])
+}
+
+// growBits extends bitmap b to hold n bits (new bits zero).
+func growBits(b []byte, n int) []byte {
+	need := int(bitutil.BytesForBits(int64(n)))
+	if len(b) >= need {
+		return b
+	}
+	if cap(b) >= need {
+		old := len(b)
+		b = b[:need]
+		clear(b[old:])
+		return b
+	}
+	nb := make([]byte, need, max(need, 2*cap(b)))
+	copy(nb, b)
+	return nb
+}
+
+// appendValidity copies the validity of rows [start, start+k) of d (absolute
+// offset d.Offset()+start) to bitmap dst at bit position at, returning the
+// bitmap and the number of nulls.
+func appendValidity(dst []byte, at int, d arrow.ArrayData, start, k int) ([]byte, int) {
+	dst = growBits(dst, at+k)
+	nb := d.Buffers()[0]
+	if d.NullN() == 0 || nb == nil {
+		bitutil.SetBitsTo(dst, int64(at), int64(k), true)
+		return dst, 0
+	}
+	bitutil.CopyBitmap(nb.Bytes(), d.Offset()+start, k, dst, at)
+	return dst, k - bitutil.CountSetBits(dst, at, k)
+}
+
+// appendRange appends rows [start, start+k) of a to the pending page.
+func (c *column) appendRange(a arrow.Array, start, k int) {
+	d := a.Data()
+	at := c.n
+	var nulls int
+	c.validity, nulls = appendValidity(c.validity, at, d, start, k)
+	c.nulls += nulls
+	switch c.kind {
+	case ckFixed:
+		wb := c.width / 8
+		off := d.Offset() + start
+		from := len(c.values)
+		c.values = append(c.values, d.Buffers()[1].Bytes()[off*wb:(off+k)*wb]...)
+		if nulls > 0 {
+			zeroInvalid(c.values[from:], wb, c.validity, at, k)
+		}
+		c.size += k * wb
+	case ckBool:
+		c.values = growBits(c.values, at+k)
+		bitutil.CopyBitmap(d.Buffers()[1].Bytes(), d.Offset()+start, k, c.values, at)
+		c.size += int(bitutil.BytesForBits(int64(k)))
+	case ckBinary:
+		var last uint64
+		if len(c.ends) > 0 {
+			last = c.ends[len(c.ends)-1]
+		}
+		off := d.Offset() + start
+		var db []byte
+		if len(d.Buffers()) > 2 && d.Buffers()[2] != nil {
+			db = d.Buffers()[2].Bytes()
+		}
+		large := d.DataType().ID() == arrow.LARGE_STRING || d.DataType().ID() == arrow.LARGE_BINARY
+		var o32 []int32
+		var o64 []int64
+		if large {
+			o64 = arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())
+		} else {
+			o32 = arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())
+		}
+		bounds := func(i int) (int, int) {
+			if large {
+				return int(o64[i]), int(o64[i+1])
+			}
+			return int(o32[i]), int(o32[i+1])
+		}
+		before := len(c.data)
+		if nulls == 0 {
+			s, _ := bounds(off)
+			_, e := bounds(off + k - 1)
+			c.data = append(c.data, db[s:e]...)
+			for i := 0; i < k; i++ {
+				b, e := bounds(off + i)
+				last += uint64(e - b)
+				c.ends = append(c.ends, last)
+			}
+		} else {
+			for i := 0; i < k; i++ {
+				if bitutil.BitIsSet(c.validity, at+i) {
+					b, e := bounds(off + i)
+					c.data = append(c.data, db[b:e]...)
+					last += uint64(e - b)
+				}
+				c.ends = append(c.ends, last)
+			}
+		}
+		c.size += 8*k + len(c.data) - before
+	case ckFSL:
+		child := d.Children()[0]
+		items := k * c.dim
+		itemAt := at * c.dim
+		istart := (d.Offset() + start) * c.dim // logical index into the child
+		// item validity = item's own validity AND its list's validity
+		c.itemVal, _ = appendValidity(c.itemVal, itemAt, child, istart, items)
+		if nulls > 0 {
+			for i := 0; i < k; i++ {
+				if !bitutil.BitIsSet(c.validity, at+i) {
+					bitutil.SetBitsTo(c.itemVal, int64(itemAt+i*c.dim), int64(c.dim), false)
+				}
+			}
+		}
+		coff := child.Offset() + istart
+		if c.width == 1 {
+			c.values = growBits(c.values, itemAt+items)
+			bitutil.CopyBitmap(child.Buffers()[1].Bytes(), coff, items, c.values, itemAt)
+			c.size += int(bitutil.BytesForBits(int64(items)))
+		} else {
+			wb := c.width / 8
+			from := len(c.values)
+			c.values = append(c.values, child.Buffers()[1].Bytes()[coff*wb:(coff+items)*wb]...)
+			zeroInvalid(c.values[from:], wb, c.itemVal, itemAt, items)
+			c.size += items * wb
+		}
+		c.size += int(bitutil.BytesForBits(int64(items)))
+	}
+	c.size += int(bitutil.BytesForBits(int64(k)))
+	c.n += k
+}
+
+// zeroInvalid zeroes the wb-byte slots of vals whose bit in validity (from
+// bit at, count k) is clear, so null slots hold zeros (spec §4.5).
+func zeroInvalid(vals []byte, wb int, validity []byte, at, k int) {
+	for i := 0; i < k; i++ {
+		if !bitutil.BitIsSet(validity, at+i) {
+			clear(vals[i*wb : (i+1)*wb])
+		}
+	}
+}
+
+// write writes b at the current position.
+func (w *Writer) write(b []byte) error {
+	if _, err := w.out.Write(b); err != nil {
+		w.stickErr = fmt.Errorf("datafile: write: %w", err)
+		return w.stickErr
+	}
+	w.pos += uint64(len(b))
+	return nil
+}
+
+// writeBuffer writes an aligned buffer (spec §1.7 W1) and pads after it.
+// A zero-length buffer is recorded at the current position (W8).
+func (w *Writer) writeBuffer(b []byte) (BufferRange, error) {
+	r := BufferRange{Pos: w.pos, Len: uint64(len(b))}
+	if len(b) == 0 {
+		return r, nil
+	}
+	if err := w.write(b); err != nil {
+		return r, err
+	}
+	return r, w.pad()
+}
+
+func (w *Writer) pad() error {
+	if rem := w.pos % bufferAlign; rem != 0 {
+		if _, err := w.out.WriteString(padding[:bufferAlign-rem]); err != nil {
+			w.stickErr = fmt.Errorf("datafile: write: %w", err)
+			return w.stickErr
+		}
+		w.pos += bufferAlign - rem
+	}
+	return nil
+}
+
+// flushPage encodes and writes the pending page of c (spec §4.5 recipes).
+func (w *Writer) flushPage(c *column) error {
+	if c.n == 0 {
+		return nil
+	}
+	n := c.n
+	var bufs [][]byte
+	var enc []byte
+	validityBytes := c.validity[:bitutil.BytesForBits(int64(n))]
+	switch c.kind {
+	case ckFixed, ckBool:
+		valBytes := c.values
+		if c.kind == ckBool {
+			valBytes = c.values[:bitutil.BytesForBits(int64(n))]
+			if c.nulls > 0 {
+				for i := range valBytes {
+					valBytes[i] &= validityBytes[i]
+				}
+			}
+		}
+		switch {
+		case c.nulls == 0:
+			bufs = [][]byte{valBytes}
+			enc = encNoNulls(encFlat(uint64(c.width), 0))
+		case c.nulls == n:
+			enc = encAllNulls()
+		default:
+			bufs = [][]byte{validityBytes, valBytes}
+			enc = encSomeNulls(encFlat(1, 0), encFlat(uint64(c.width), 1))
+		}
+	case ckBinary:
+		adj := uint64(1)
+		if len(c.ends) > 0 {
+			adj = c.ends[len(c.ends)-1] + 1
+		}
+		idx := make([]byte, 8*n)
+		for i, e := range c.ends {
+			if c.nulls > 0 && !bitutil.BitIsSet(validityBytes, i) {
+				e += adj
+			}
+			putU64(idx[8*i:], e)
+		}
+		bufs = [][]byte{idx, c.data}
+		enc = encBinary(encNoNulls(encFlat(64, 0)), encFlat(8, 1), adj)
+	case ckFSL:
+		items := n * c.dim
+		itemNulls := items - bitutil.CountSetBits(c.itemVal, 0, items)
+		valBytes := c.values
+		if c.width == 1 {
+			valBytes = c.values[:bitutil.BytesForBits(int64(items))]
+			iv := c.itemVal[:len(valBytes)]
+			for i := range valBytes {
+				valBytes[i] &= iv[i]
+			}
+		}
+		if c.nulls == n {
+			enc = encAllNulls()
+			break
+		}
+		first := uint32(0)
+		if c.nulls > 0 {
+			bufs = append(bufs, validityBytes)
+			first = 1
+		}
+		var itemEnc []byte
+		if itemNulls == 0 {
+			bufs = append(bufs, valBytes)
+			itemEnc = encNoNulls(encFlat(uint64(c.width), first))
+		} else {
+			bufs = append(bufs, c.itemVal[:bitutil.BytesForBits(int64(items))], valBytes)
+			itemEnc = encSomeNulls(encFlat(1, first), encFlat(uint64(c.width), first+1))
+		}
+		fsl := encFixedSizeList(uint32(c.dim), itemEnc)
+		if c.nulls > 0 {
+			enc = encSomeNulls(encFlat(1, 0), fsl)
+		} else {
+			enc = encNoNulls(fsl)
+		}
+	}
+	p := Page{Length: uint64(n), Priority: c.rows}
+	for _, b := range bufs {
+		r, err := w.writeBuffer(b)
+		if err != nil {
+			return err
+		}
+		p.Buffers = append(p.Buffers, r)
+	}
+	c.pages = append(c.pages, p)
+	c.encs = append(c.encs, enc)
+	c.rows += uint64(n)
+	c.n, c.nulls, c.size = 0, 0, 0
+	c.validity = c.validity[:0]
+	c.values = c.values[:0]
+	c.itemVal = c.itemVal[:0]
+	c.ends = c.ends[:0]
+	c.data = c.data[:0]
+	return nil
+}
+
+func putU64(b []byte, v uint64) {
+	_ = b[7]
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+	b[4], b[5], b[6], b[7] = byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56)
+}
+
+// Close flushes the pending pages, embeds the seeds, writes the schema,
+// column metadata, offset tables and footer, and returns what the manifest
+// needs. It does not close the underlying writer. With no rows written it
+// returns ErrEmptyFile and writes nothing.
+func (w *Writer) Close() (*WriteResult, error) {
+	if w.closed {
+		return nil, ErrWriterClosed
+	}
+	w.closed = true
+	if w.stickErr != nil {
+		return nil, w.stickErr
+	}
+	if w.rows == 0 {
+		for _, s := range w.seeds {
+			if s.collector != nil {
+				s.collector.Reset()
+			}
+		}
+		return nil, ErrEmptyFile
+	}
+	for _, c := range w.columns {
+		if c.kind == ckStruct {
+			c.pages = []Page{{Length: uint64(c.n)}}
+			c.encs = [][]byte{encStruct()}
+			continue
+		}
+		if err := w.flushPage(c); err != nil {
+			return nil, err
+		}
+	}
+	res := &WriteResult{FileMajorVersion: V2_0.Major(), FileMinorVersion: V2_0.Minor(), NumRows: w.rows}
+
+	// Seeds: extra global buffers 1..n, locators in the schema metadata (spec §2.2).
+	var extra []BufferRange
+	for _, s := range w.seeds {
+		sr := SeedResult{Column: s.name, Err: s.err}
+		var enc *seedio.EncodedSeed
+		if s.err == nil {
+			enc, sr.Err = s.collector.Finish()
+		} else if s.collector != nil {
+			s.collector.Reset()
+		}
+		if sr.Err == nil && enc != nil {
+			r, err := w.writeBuffer(enc.IPC)
+			if err != nil {
+				return nil, err
+			}
+			extra = append(extra, r)
+			sr.BufferIndex = uint32(len(extra))
+			sr.RowsPerZone = enc.RowsPerZone
+			sr.Size = len(enc.IPC)
+			sr.Locator = seedio.FormatLocator(sr.BufferIndex, enc.RowsPerZone)
+			w.lance.Metadata[seedio.LocatorKey(s.name)] = sr.Locator
+		}
+		res.Seeds = append(res.Seeds, sr)
+	}
+
+	// Global buffer 0: the FileDescriptor, aligned (W3).
+	if err := w.pad(); err != nil {
+		return nil, err
+	}
+	fd, err := w.writeBuffer0(encodeFileDescriptor(&w.lance, w.rows))
+	if err != nil {
+		return nil, err
+	}
+	// Column metadata right after it (W3, W4).
+	colStart := w.pos
+	cmo := make([]BufferRange, len(w.columns))
+	for i, c := range w.columns {
+		b := encodeColumnMetadata(c.pages, c.encs)
+		cmo[i] = BufferRange{Pos: w.pos, Len: uint64(len(b))}
+		if err := w.write(b); err != nil {
+			return nil, err
+		}
+	}
+	// CMO, GBO, footer (W5–W7).
+	ft := Footer{ColumnMetaStart: colStart, CMOStart: w.pos, NumColumns: uint32(len(w.columns)),
+		NumGlobalBuffers: uint32(1 + len(extra))}
+	ft.Major, ft.Minor = V2_0.FooterVersion()
+	var tbl []byte
+	for _, r := range cmo {
+		tbl = appendRange(tbl, r)
+	}
+	ft.GBOStart = w.pos + uint64(len(tbl))
+	tbl = appendRange(tbl, fd)
+	for _, r := range extra {
+		tbl = appendRange(tbl, r)
+	}
+	tbl = ft.appendTo(tbl)
+	if err := w.write(tbl); err != nil {
+		return nil, err
+	}
+	if err := w.out.Flush(); err != nil {
+		return nil, fmt.Errorf("datafile: write: %w", err)
+	}
+	res.FileSizeBytes = w.pos
+	for i, f := range w.lance.Fields {
+		res.Fields = append(res.Fields, f.ID)
+		res.ColumnIndices = append(res.ColumnIndices, int32(i))
+	}
+	return res, nil
+}
+
+// writeBuffer0 writes the FileDescriptor without padding after it: the
+// column metadata follows immediately (W3).
+func (w *Writer) writeBuffer0(b []byte) (BufferRange, error) {
+	r := BufferRange{Pos: w.pos, Len: uint64(len(b))}
+	return r, w.write(b)
+}
+
+func appendRange(b []byte, r BufferRange) []byte {
+	var t [16]byte
+	putU64(t[:8], r.Pos)
+	putU64(t[8:], r.Len)
+	return append(b, t[:]...)
+}
+
+// Schema returns the Lance schema the writer stores (field ids included).
+// Seed locators are added to its metadata by Close.
+func (w *Writer) Schema() *Schema { return &w.lance }
