@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -169,9 +169,9 @@ func TestR56_NoImplicitActivation(t *testing.T) {
 func TestR57_BitsSurviveEveryDerivedManifest(t *testing.T) {
 	ctx := context.Background()
 	st := localStore(t)
-	mustCreate(t, st, fakeFrag("a", 5), fakeFrag("b", 5))                            // v1: no bits
+	mustCreate(t, st, fakeFrag("a", 5), fakeFrag("b", 5))                                               // v1: no bits
 	mustCommit(t, st, NewCreateIndex(1, []*pb.IndexMetadata{testIndex("ix", 1, 0, 1)}, nil), Options{}) // v2
-	mustCommit(t, st, NewEnableZoneWriteSeeds(2), Options{})                         // v3: activation
+	mustCommit(t, st, NewEnableZoneWriteSeeds(2), Options{})                                            // v3: activation
 	steps := []struct {
 		name string
 		txn  func(read uint64) *Transaction
@@ -188,7 +188,9 @@ func TestR57_BitsSurviveEveryDerivedManifest(t *testing.T) {
 		{"config change", func(r uint64) *Transaction {
 			return NewUpdateConfig(r, UpdateConfigSpec{Config: []ConfigChange{{Key: "k", Value: ptr("v")}}})
 		}},
-		{"config removal", func(r uint64) *Transaction { return NewUpdateConfig(r, UpdateConfigSpec{Config: []ConfigChange{{Key: "k"}}}) }},
+		{"config removal", func(r uint64) *Transaction {
+			return NewUpdateConfig(r, UpdateConfigSpec{Config: []ConfigChange{{Key: "k"}}})
+		}},
 		{"reserve fragments", func(r uint64) *Transaction { return NewReserveFragments(r, 2) }},
 		{"restore of a pre-activation version", func(r uint64) *Transaction { return NewRestore(r, 1) }},
 		{"overwrite", func(r uint64) *Transaction {
@@ -430,4 +432,3 @@ func TestQ18_RetryAndRebaseRederiveTheBits(t *testing.T) {
 		}
 	})
 }
-
