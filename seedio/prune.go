@@ -148,9 +148,13 @@ type evaluator struct {
 	lits      []literal
 }
 
-// literal is a checked predicate value, with the interval it stands for:
-// lo == hi except for float zeros, which stand for [−0, +0].
+// literal is a checked predicate value v, with the interval [lo, hi] it
+// stands for in equality tests: lo == hi == v except for float zeros, which
+// stand for [−0, +0] (an IEEE engine's ±0 literal equals both zeros). Strict
+// comparisons x < ±0 / x > ±0 match a subset of the total-order rows under
+// IEEE semantics, so they use v itself.
 type literal struct {
+	v      any // the literal itself
 	lo, hi any
 	nan    bool
 	negNaN bool
@@ -182,7 +186,7 @@ func newEvaluator(vt arrow.DataType, p Predicate) (*evaluator, error) {
 			return nil, fmt.Errorf("%w: literal %d of %v is null; comparisons with NULL select nothing, use IS NULL", ErrPredicate, i, p.Op)
 		}
 		if !ev.supported {
-			ev.lits = append(ev.lits, literal{lo: v, hi: v})
+			ev.lits = append(ev.lits, literal{v: v, lo: v, hi: v})
 			continue
 		}
 		lit, err := checkLiteral(vt, v)
@@ -257,7 +261,7 @@ func checkLiteral(vt arrow.DataType, v any) (literal, error) {
 	if reflect.TypeOf(v) != reflect.TypeOf(sample) {
 		return literal{}, fmt.Errorf("literal of Go type %T for value type %s, want %T", v, vt, sample)
 	}
-	lit := literal{lo: v, hi: v}
+	lit := literal{v: v, lo: v, hi: v}
 	switch x := v.(type) {
 	case float64:
 		b := math.Float64bits(x)
@@ -323,7 +327,12 @@ func (ev *evaluator) keep(st *Stats) bool {
 		if st.mayHaveNegativeNaN() {
 			return true
 		}
-		return st.Ordinary() > 0 && ev.minBelow(st, l.hi, ev.p.Op == OpLe)
+		// x < v: the same rows under IEEE and total order for v = ±0;
+		// x <= ±0 under IEEE also matches +0, hence hi.
+		if ev.p.Op == OpLe {
+			return st.Ordinary() > 0 && ev.minBelow(st, l.hi, true)
+		}
+		return st.Ordinary() > 0 && ev.minBelow(st, l.v, false)
 	case OpGt, OpGe:
 		l := ev.lits[0]
 		if l.nan {
@@ -332,7 +341,10 @@ func (ev *evaluator) keep(st *Stats) bool {
 		if st.mayHavePositiveNaN() {
 			return true
 		}
-		return st.Ordinary() > 0 && ev.maxAbove(st, l.lo, ev.p.Op == OpGe)
+		if ev.p.Op == OpGe {
+			return st.Ordinary() > 0 && ev.maxAbove(st, l.lo, true)
+		}
+		return st.Ordinary() > 0 && ev.maxAbove(st, l.v, false)
 	case OpBetween:
 		lo, hi := ev.lits[0], ev.lits[1]
 		if lo.nan || hi.nan {
