@@ -1,0 +1,246 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Local backend writes. Reads and listings go through fileblob (opened with
+// metadata=skip, so no *.attrs files); every write goes through this file so
+// that it is durable (fsync of file and directory) and so that
+// CreateIfAbsent is atomic across processes (link(2) fails with EEXIST when
+// the target name exists). gocloud's fileblob IfNotExist is not: in
+// gocloud.dev v0.49.0 blob/fileblob/fileblob.go, writer.Close (lines 909-923)
+// and writerWithSidecar.Close (lines 854-873) do os.Stat(path) and then
+// os.Rename(temp, path) while holding ifNotExistLock, a package-level
+// sync.Mutex (line 102) that only excludes goroutines of the same process;
+// rename(2) replaces an existing target, so a second process that passed its
+// Stat before the first one's Rename silently overwrites the winner.
+
+func (s *Store) localPath(key string) string {
+	return filepath.Join(s.dir, filepath.FromSlash(s.prefix+key))
+}
+
+// mkdirAll creates dir and its missing parents, fsyncing each parent after
+// a child was created in it so the new entries survive a crash.
+func mkdirAll(dir string) error {
+	fi, err := os.Stat(dir)
+	if err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("%s exists and is not a directory", dir)
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := mkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil // created concurrently
+		}
+		return err
+	}
+	return syncDir(parent)
+}
+
+// syncDir fsyncs a directory so renames, links and creates in it are durable.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil // directories cannot be fsynced there; NTFS journals metadata
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("fsync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// createTemp creates an empty temporary file next to final.
+func createTemp(final string) (*os.File, error) {
+	dir, base := filepath.Split(final)
+	var rnd [8]byte
+	for range 100 {
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return nil, err
+		}
+		name := filepath.Join(dir, tempPrefix+base+"-"+hex.EncodeToString(rnd[:]))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("cannot create a unique temporary file next to %s", final)
+}
+
+// createTempDir creates the directory of final if needed and a temporary
+// file in it. A directory removed concurrently (PruneEmptyDirs) between the
+// two steps is created again.
+func createTempDir(final string) (*os.File, error) {
+	for attempt := 0; ; attempt++ {
+		if err := mkdirAll(filepath.Dir(final)); err != nil {
+			return nil, err
+		}
+		f, err := createTemp(final)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 3 {
+			return f, err
+		}
+	}
+}
+
+// writeTemp writes a complete, fsynced temporary file next to final from r
+// and returns its name. On error nothing is left behind.
+func writeTemp(ctx context.Context, final string, r io.Reader) (string, error) {
+	f, err := createTempDir(final)
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	_, err = io.Copy(f, r)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+// localCreate: temp file, fsync, link(2) to the final name, remove the temp
+// name, fsync the directory.
+func (s *Store) localCreate(ctx context.Context, key string, data []byte) error {
+	final := s.localPath(key)
+	tmp, err := writeTemp(ctx, final, bytesReader(data))
+	if err != nil {
+		return err
+	}
+	linkErr := os.Link(tmp, final)
+	rmErr := os.Remove(tmp)
+	if linkErr != nil {
+		if errors.Is(linkErr, fs.ErrExist) {
+			return fmt.Errorf("%w: %s", ErrAlreadyExists, final)
+		}
+		return fmt.Errorf("link %s to %s (the filesystem must support hard links for an atomic create): %w", tmp, final, linkErr)
+	}
+	if rmErr != nil {
+		return fmt.Errorf("created %s but could not remove temporary %s: %w", final, tmp, rmErr)
+	}
+	return syncDir(filepath.Dir(final))
+}
+
+// localPut: temp file, fsync, rename over the final name, fsync directory.
+func (s *Store) localPut(ctx context.Context, key string, data []byte) error {
+	return s.localPutFrom(ctx, key, bytesReader(data))
+}
+
+func (s *Store) localPutFrom(ctx context.Context, key string, r io.Reader) error {
+	final := s.localPath(key)
+	tmp, err := writeTemp(ctx, final, r)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(final))
+}
+
+func (s *Store) localCopy(ctx context.Context, dst, src string) error {
+	f, err := os.Open(s.localPath(src))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: source %q", ErrNotFound, src)
+		}
+		return err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return fmt.Errorf("%w: source %q is a directory", ErrNotFound, src)
+	}
+	return s.localPutFrom(ctx, dst, f)
+}
+
+func (s *Store) localDelete(key string) error {
+	p := s.localPath(key)
+	fi, err := os.Lstat(p)
+	if err == nil && fi.IsDir() {
+		return fmt.Errorf("%w: %s is a directory", ErrNotFound, p)
+	}
+	if err := os.Remove(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: %s", ErrNotFound, p)
+		}
+		return err
+	}
+	return nil
+}
+
+// PruneEmptyDirs removes empty directories under prefix (a "directory" key
+// ending in '/', or "" for the whole store), deepest first, including the
+// prefix directory itself. Only the local backend has directories; for
+// other backends it does nothing. Writers that race with it recreate the
+// directories they need.
+func (s *Store) PruneEmptyDirs(ctx context.Context, prefix string) error {
+	if s.kind != KindLocal {
+		return nil
+	}
+	if err := validatePrefix(prefix); err != nil {
+		return err
+	}
+	root := filepath.Join(s.dir, filepath.FromSlash(s.prefix+strings.TrimSuffix(prefix, "/")))
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return s.wrap("prune", prefix, err)
+	}
+	storeRoot := filepath.Join(s.dir, filepath.FromSlash(s.prefix))
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if dirs[i] == storeRoot || dirs[i] == s.dir {
+			continue
+		}
+		// Fails (and is ignored) when the directory is not empty.
+		_ = os.Remove(dirs[i])
+	}
+	return nil
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package s3util
+
+import "syscall"
+
+func sysProcAttr() *syscall.SysProcAttr { return nil }
