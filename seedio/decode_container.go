@@ -84,6 +84,9 @@ func checkIPCFile(b []byte, budget uint64) (*ipcLayout, error) {
 	if endian != fbEndianLittle {
 		return nil, fail("footer schema is big-endian; seeds are little-endian only (R13)")
 	}
+	if err := checkSchemaFB(st); err != nil {
+		return nil, fail("footer schema: %v", err)
+	}
 	if lay.metaKeys, lay.metaVals, err = fbKeyValues(st, 2); err != nil {
 		return nil, fail("footer schema custom_metadata: %v", err)
 	}
@@ -135,6 +138,13 @@ func checkIPCFile(b []byte, budget uint64) (*ipcLayout, error) {
 		m, err := parseMessage(meta, pos, prefix+l)
 		if err != nil {
 			return nil, fail("message at offset %d: %v", pos, err)
+		}
+		if m.kind == fbHeaderSchema {
+			mt, _ := fbRoot(meta)
+			hs, _, _ := mt.table(2)
+			if err := checkSchemaFB(hs); err != nil {
+				return nil, fail("schema message at offset %d: %v", pos, err)
+			}
 		}
 		if m.bodyLen > footerStart-pos-m.metaLen {
 			return nil, fail("message at offset %d: body length %d exceeds the bytes before the footer", pos, m.bodyLen)
@@ -268,6 +278,9 @@ func parseMessage(meta []byte, offset, metaLen uint64) (ipcMessage, error) {
 	if _, ok, err := mt.table(2); err != nil || !ok {
 		return ipcMessage{}, fmt.Errorf("message header missing (%v)", err)
 	}
+	if _, _, err := fbKeyValues(mt, 4); err != nil {
+		return ipcMessage{}, fmt.Errorf("message custom_metadata: %v", err)
+	}
 	if kind == fbHeaderDictionaryBatch {
 		db, _, _ := mt.table(2)
 		if m.dictID, err = db.i64(0, 0); err != nil {
@@ -364,3 +377,103 @@ func checkBatchBuffers(meta []byte, kind uint8, bodyLen uint64, body []byte, bud
 	}
 	return total, hasComp, nil
 }
+
+// Schema flatbuffer limits. arrow-go trusts vector lengths when it
+// allocates and recurses into children without a depth limit, so the
+// reader checks the whole field tree first.
+const (
+	maxSchemaDepth  = 64
+	maxSchemaFields = 4096
+)
+
+// Field table slots (Schema.fbs).
+const (
+	fbFieldName       = 0
+	fbFieldTypeType   = 2
+	fbFieldType       = 3
+	fbFieldDictionary = 4
+	fbFieldChildren   = 5
+	fbFieldMetadata   = 6
+)
+
+// checkSchemaFB validates a Schema table: every vector and string of the
+// schema and of its field tree lies inside the buffer, the tree is at most
+// maxSchemaDepth deep (which also rejects reference cycles) and holds at
+// most maxSchemaFields fields.
+func checkSchemaFB(st fbTable) error {
+	if _, _, err := fbKeyValues(st, 2); err != nil {
+		return err
+	}
+	if _, _, _, err := st.vector(3, 8); err != nil {
+		return err
+	}
+	fields, err := st.tableVector(1)
+	if err != nil {
+		return err
+	}
+	count := 0
+	for _, f := range fields {
+		if err := checkFieldFB(f, 1, &count); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkFieldFB(f fbTable, depth int, count *int) error {
+	*count++
+	if depth > maxSchemaDepth {
+		return fmt.Errorf("%w: field tree deeper than %d", errFB, maxSchemaDepth)
+	}
+	if *count > maxSchemaFields {
+		return fmt.Errorf("%w: more than %d fields", errFB, maxSchemaFields)
+	}
+	if _, _, err := f.str(fbFieldName); err != nil {
+		return err
+	}
+	if _, err := f.u8(fbFieldTypeType, 0); err != nil {
+		return err
+	}
+	if tt, ok, err := f.table(fbFieldType); err != nil {
+		return err
+	} else if ok {
+		// Type tables hold scalars, except Union.typeIds ([int], slot 1)
+		// and Timestamp.timezone (string, slot 1): check slot 1 as a vector
+		// of 4-byte elements when present and a reference.
+		if tag, _ := f.u8(fbFieldTypeType, 0); tag == fbTypeUnion {
+			if _, _, _, err := tt.vector(1, 4); err != nil {
+				return err
+			}
+		} else if tag == fbTypeTimestamp {
+			if _, _, err := tt.str(1); err != nil {
+				return err
+			}
+		}
+	}
+	if dt, ok, err := f.table(fbFieldDictionary); err != nil {
+		return err
+	} else if ok {
+		if _, _, err := dt.table(1); err != nil {
+			return err
+		}
+	}
+	if _, _, err := fbKeyValues(f, fbFieldMetadata); err != nil {
+		return err
+	}
+	children, err := f.tableVector(fbFieldChildren)
+	if err != nil {
+		return err
+	}
+	for _, c := range children {
+		if err := checkFieldFB(c, depth+1, count); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Type union tags (Schema.fbs) the schema check looks into.
+const (
+	fbTypeTimestamp = 10
+	fbTypeUnion     = 14
+)
