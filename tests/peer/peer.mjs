@@ -703,12 +703,56 @@ const COMMANDS = {
 
 async function dispatch(mods, cmd, pos, flags) {
   const fn = COMMANDS[cmd];
-  if (!fn) throw new UsageError(`unknown command ${JSON.stringify(cmd)}; commands: ${Object.keys(COMMANDS).join(", ")}, version, help`);
+  if (!fn) throw new UsageError(`unknown command ${JSON.stringify(cmd)}; commands: ${Object.keys(COMMANDS).join(", ")}, serve, version, modules, help`);
   return fn(mods, pos, flags);
 }
 
 function help() {
   return readFileSync(join(HERE, "README.md"), "utf8");
+}
+
+// errorDoc renders a failure as [exit code, JSON document or null, stderr text].
+function errorDoc(e) {
+  if (e instanceof LanceError) {
+    const o = { error: e.message, op: e.op, paths: [...USED_PATHS] };
+    if (e.step !== undefined) {
+      o.step = e.step;
+      o.results = e.results;
+    }
+    return [EXIT_LANCE, o, ""];
+  }
+  if (e instanceof UsageError) return [EXIT_USAGE, null, `peer: ${e.message}`];
+  return [EXIT_DRIVER, null, `peer: driver error: ${e && e.stack ? e.stack : e}`];
+}
+
+// serve answers requests from stdin, one per line, in order, until EOF:
+//   request:  ["COMMAND", "ARG", ...]            (commands that read stdin are refused)
+//   response: {"code": 0, "result": {...}} | {"code": 3, "result": {"error": ...}}
+//             | {"code": 1|2, "stderr": "..."}
+// It saves loading node and Lance for every command.
+async function serve(mods) {
+  const { createInterface } = await import("node:readline");
+  const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of rl) {
+    if (line.trim() === "") continue;
+    let resp;
+    USED_PATHS.clear();
+    try {
+      const argv = JSON.parse(line);
+      if (!Array.isArray(argv) || argv.length === 0 || !argv.every((x) => typeof x === "string")) {
+        throw new UsageError("serve request must be a non-empty JSON array of strings");
+      }
+      const [cmd, ...rest] = argv;
+      if (cmd === "script" || cmd === "serve" || rest.includes("-")) throw new UsageError(`${cmd} ${rest.join(" ")}: stdin is not available in serve mode`);
+      const { pos, flags } = parseArgs(rest);
+      resp = { code: 0, result: await dispatch(mods, cmd, pos, flags) };
+    } catch (e) {
+      const [code, doc, stderr] = errorDoc(e);
+      resp = doc ? { code, result: doc } : { code, stderr };
+    }
+    process.stdout.write(`${JSON.stringify(resp)}\n`);
+  }
+  return 0;
 }
 
 async function main() {
@@ -734,27 +778,17 @@ async function main() {
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return 0;
   }
-  const { pos, flags } = parseArgs(argv.slice(1));
+  if (cmd === "serve") return serve(mods);
   try {
+    const { pos, flags } = parseArgs(argv.slice(1));
     const out = await dispatch(mods, cmd, pos, flags);
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return 0;
   } catch (e) {
-    if (e instanceof LanceError) {
-      const o = { error: e.message, op: e.op, paths: [...USED_PATHS] };
-      if (e.step !== undefined) {
-        o.step = e.step;
-        o.results = e.results;
-      }
-      process.stdout.write(`${JSON.stringify(o)}\n`);
-      return EXIT_LANCE;
-    }
-    if (e instanceof UsageError) {
-      process.stderr.write(`peer: ${e.message}\n`);
-      return EXIT_USAGE;
-    }
-    process.stderr.write(`peer: driver error: ${e && e.stack ? e.stack : e}\n`);
-    return EXIT_DRIVER;
+    const [code, doc, stderr] = errorDoc(e);
+    if (doc) process.stdout.write(`${JSON.stringify(doc)}\n`);
+    if (stderr) process.stderr.write(`${stderr}\n`);
+    return code;
   }
 }
 
