@@ -32,6 +32,7 @@ type Store interface {
 	// wrapping store.ErrAlreadyExists when key exists.
 	CreateIfAbsent(ctx context.Context, key string, data []byte) error
 	NewWriter(ctx context.Context, key string) (*store.Writer, error)
+	Delete(ctx context.Context, key string) error
 }
 
 var _ Store = (*store.Store)(nil)

@@ -148,3 +148,13 @@ func sprintIDs(m *pb.Manifest) string {
 	}
 	return fmt.Sprint(ids)
 }
+
+func localStoreAt(t testing.TB, dir string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}

@@ -1,0 +1,446 @@
+package commit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/lancekeeper/lancekeeper/datafile"
+	"github.com/lancekeeper/lancekeeper/flags"
+	"github.com/lancekeeper/lancekeeper/manifest"
+	"github.com/lancekeeper/lancekeeper/manifest/pb"
+	"github.com/lancekeeper/lancekeeper/seedio"
+)
+
+// Mode says how WriteArrow treats an existing dataset.
+type Mode int
+
+const (
+	// ModeCreate creates a new dataset; an existing one is ErrDatasetExists.
+	ModeCreate Mode = iota
+	// ModeAppend adds fragments to an existing dataset.
+	ModeAppend
+	// ModeOverwrite replaces the table (creating the dataset if needed).
+	ModeOverwrite
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeCreate:
+		return "create"
+	case ModeAppend:
+		return "append"
+	case ModeOverwrite:
+		return "overwrite"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ParseMode parses "create", "append" or "overwrite".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "create":
+		return ModeCreate, nil
+	case "append":
+		return ModeAppend, nil
+	case "overwrite":
+		return ModeOverwrite, nil
+	}
+	return 0, fmt.Errorf("unknown write mode %q (want create, append or overwrite)", s)
+}
+
+// DefaultMaxRowsPerFile is the largest number of rows WriteArrow puts in one
+// data file (Lance's default, 1 Mi rows).
+const DefaultMaxRowsPerFile = 1 << 20
+
+// ErrSchemaMismatch is wrapped when the input's schema does not match the
+// dataset's.
+var ErrSchemaMismatch = errors.New("schema mismatch")
+
+// WriteOptions configures WriteArrow.
+type WriteOptions struct {
+	Mode Mode
+	// SeedColumns names the top-level columns that get v1 zone write seeds;
+	// SeedAllColumns seeds every top-level column. Off by default. Seeds
+	// are written only when the dataset already carries
+	// FLAG_ZONE_WRITE_SEEDS or EnableZoneWriteSeeds is set (R56).
+	SeedColumns    []string
+	SeedAllColumns bool
+	// RowsPerZone of the seeds (0 = 8192).
+	RowsPerZone uint64
+	// MaxBoundBytes truncates string/binary bounds (0 = 64).
+	MaxBoundBytes int
+	// EnableZoneWriteSeeds is the explicit opt-in that lets this write set
+	// FLAG_ZONE_WRITE_SEEDS on a dataset that lacks it (R54, R56).
+	EnableZoneWriteSeeds bool
+	// MaxRowsPerFile bounds the rows of one data file (0 = 1 Mi); each data
+	// file is one fragment.
+	MaxRowsPerFile int
+	// PageSize is the data-file page size (0 = datafile.DefaultPageSize).
+	PageSize int
+	// StableRowIDs creates the dataset with stable row ids (create and
+	// overwrite-creating only).
+	StableRowIDs bool
+	// Config is upserted into the table config by create and overwrite.
+	Config map[string]string
+	// Commit tunes the commit (retries, requirements, …).
+	Commit Options
+	// Progress, when set, is called after every record batch with the
+	// number of rows written so far.
+	Progress func(rows int64)
+}
+
+// WrittenFile describes one data file WriteArrow wrote.
+type WrittenFile struct {
+	Path  string // relative to the dataset root, e.g. data/<name>.lance
+	Rows  uint64
+	Bytes uint64
+	Seeds []datafile.SeedResult
+}
+
+// WriteResult is the outcome of WriteArrow.
+type WriteResult struct {
+	*Result
+	Rows  int64
+	Files []WrittenFile
+}
+
+// NewDataFileName returns a fresh data-file name in Lance's current form
+// (§4.8): 16 random bytes, the first 3 as 24 binary digits and the other 13
+// as 26 lower-case hex digits, then ".lance".
+func NewDataFileName() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	var sb strings.Builder
+	for _, c := range b[:3] {
+		fmt.Fprintf(&sb, "%08b", c)
+	}
+	sb.WriteString(hex.EncodeToString(b[3:]))
+	sb.WriteString(".lance")
+	return sb.String()
+}
+
+// PBFields converts a data-file schema to the manifest's Field list.
+func PBFields(s *datafile.Schema) []*pb.Field {
+	out := make([]*pb.Field, 0, len(s.Fields))
+	for _, f := range s.Fields {
+		pf := &pb.Field{
+			Name: f.Name, Id: f.ID, ParentId: f.ParentID, LogicalType: f.LogicalType, Nullable: f.Nullable,
+			Encoding: pb.Encoding(f.Encoding), ExtensionName: f.ExtensionName,
+			UnenforcedPrimaryKey: f.UnenforcedPrimaryKey, UnenforcedPrimaryKeyPosition: f.UnenforcedPrimaryKeyPosition,
+		}
+		if len(f.Metadata) > 0 {
+			pf.Metadata = map[string][]byte{}
+			for k, v := range f.Metadata {
+				pf.Metadata[k] = []byte(v)
+			}
+		}
+		out = append(out, pf)
+	}
+	return out
+}
+
+// subtree returns the fields of the subtree rooted at fields[i] (pre-order:
+// a parent precedes its children, so the subtree is every later field whose
+// ancestor chain reaches fields[i]).
+func subtree(fields []*pb.Field, i int) []*pb.Field {
+	in := map[int32]bool{fields[i].GetId(): true}
+	out := []*pb.Field{fields[i]}
+	for _, f := range fields[i+1:] {
+		if in[f.GetParentId()] {
+			in[f.GetId()] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// planAppend matches the input schema to the dataset's: same top-level
+// names (any order), identical nested shape and logical types, nullable
+// input only into nullable fields (non-nullable input is fine anywhere; a
+// non-nullable dataset field accepts a nullable input column and the
+// writer then refuses actual nulls). It returns the writer schema (columns
+// in dataset order, dataset nullability at the top level), the column
+// permutation, and the field ids in pre-order.
+func planAppend(in *arrow.Schema, ds []*pb.Field) (*arrow.Schema, []int, []int32, error) {
+	var tops []int
+	for i, f := range ds {
+		if f.GetParentId() == -1 {
+			tops = append(tops, i)
+		}
+	}
+	inIdx := map[string]int{}
+	for i, f := range in.Fields() {
+		inIdx[f.Name] = i
+	}
+	if len(in.Fields()) != len(inIdx) {
+		return nil, nil, nil, fmt.Errorf("%w: the input has duplicate column names", ErrSchemaMismatch)
+	}
+	var perm []int
+	var fields []arrow.Field
+	var ids []int32
+	for _, ti := range tops {
+		name := ds[ti].GetName()
+		j, ok := inIdx[name]
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("%w: the dataset has column %q, the input does not", ErrSchemaMismatch, name)
+		}
+		delete(inIdx, name)
+		f := in.Field(j)
+		f.Nullable = ds[ti].GetNullable()
+		perm = append(perm, j)
+		fields = append(fields, f)
+		for _, sf := range subtree(ds, ti) {
+			ids = append(ids, sf.GetId())
+		}
+	}
+	for name := range inIdx {
+		return nil, nil, nil, fmt.Errorf("%w: the input has column %q, the dataset does not", ErrSchemaMismatch, name)
+	}
+	md := in.Metadata()
+	ws := arrow.NewSchema(fields, &md)
+	// Compare the Lance logical types the writer would record.
+	probe, err := datafile.NewWriter(io.Discard, ws, datafile.WriterOptions{FieldIDs: ids})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
+	}
+	got := probe.Schema().Fields
+	byID := map[int32]*pb.Field{}
+	for _, f := range ds {
+		byID[f.GetId()] = f
+	}
+	for _, g := range got {
+		want := byID[g.ID]
+		if want == nil || want.GetName() != g.Name {
+			return nil, nil, nil, fmt.Errorf("%w: nested field %q of the input has no counterpart in the dataset", ErrSchemaMismatch, g.Name)
+		}
+		if want.GetLogicalType() != g.LogicalType {
+			return nil, nil, nil, fmt.Errorf("%w: column %q is %s in the dataset but %s in the input", ErrSchemaMismatch, g.Name, want.GetLogicalType(), g.LogicalType)
+		}
+		if g.ParentID != -1 && g.Nullable && !want.GetNullable() {
+			return nil, nil, nil, fmt.Errorf("%w: nested field %q is nullable in the input but not in the dataset", ErrSchemaMismatch, g.Name)
+		}
+	}
+	return ws, perm, ids, nil
+}
+
+// fileSink writes one data file to the store.
+type fileSink struct {
+	path string
+	rows uint64
+	w    *datafile.Writer
+	out  interface {
+		io.Writer
+		Close() error
+		Abort() error
+	}
+}
+
+// WriteArrow writes the record batches of rdr as v2.0 data files (one
+// fragment per file, at most MaxRowsPerFile rows each) with the requested v1
+// zone write seeds, then commits them as an Append, or as an Overwrite for
+// create and overwrite. Nothing is committed on any error; data files
+// already written are deleted on a best-effort basis.
+func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts WriteOptions) (res *WriteResult, err error) {
+	if opts.MaxRowsPerFile <= 0 {
+		opts.MaxRowsPerFile = DefaultMaxRowsPerFile
+	}
+	seeding := opts.SeedAllColumns || len(opts.SeedColumns) > 0
+	d := &dataset{st: st, root: st.KeyPrefix(), files: map[uint64]*manifest.File{}}
+	info, err := d.latest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var head *manifest.File
+	if info.Version != 0 {
+		if head, err = d.file(ctx, info.Version); err != nil {
+			return nil, err
+		}
+		m := head.Manifest
+		if err := flags.CheckWrite(m.GetReaderFeatureFlags(), m.GetWriterFeatureFlags()); err != nil {
+			return nil, fmt.Errorf("%s version %d: %w", st, info.Version, err)
+		}
+	}
+	switch {
+	case opts.Mode == ModeCreate && head != nil:
+		return nil, fmt.Errorf("%w: %s has version %d (use mode append or overwrite)", ErrDatasetExists, st, info.Version)
+	case opts.Mode == ModeAppend && head == nil:
+		return nil, fmt.Errorf("%w: %s has no manifest (use mode create)", ErrDatasetNotFound, st)
+	}
+	if seeding && !opts.EnableZoneWriteSeeds && (head == nil || !HasZoneWriteSeeds(head.Manifest)) {
+		return nil, fmt.Errorf("%w: writing v1 seeds would set FLAG_ZONE_WRITE_SEEDS, which old Lance readers refuse; enable it explicitly (--enable-zone-write-seeds, `lancekeeper seeds enable`, or WriteOptions.EnableZoneWriteSeeds)", ErrSeedsNotEnabled)
+	}
+
+	in := rdr.Schema()
+	wopts := datafile.WriterOptions{
+		PageSize: opts.PageSize, SeedColumns: opts.SeedColumns, SeedAllColumns: opts.SeedAllColumns,
+		Seed: seedio.CollectorOptions{RowsPerZone: opts.RowsPerZone, MaxBoundBytes: opts.MaxBoundBytes},
+	}
+	writeSchema := in
+	var perm []int
+	if opts.Mode == ModeAppend {
+		if v := DataFormatVersion(head.Manifest); v != "2.0" && head.Manifest.GetReaderFeatureFlags()&flags.MixedDataFileVersions == 0 {
+			return nil, fmt.Errorf("%w: the dataset's data storage version is %s; lancekeeper writes 2.0 data files only", ErrInvalidTransaction, v)
+		}
+		if writeSchema, perm, wopts.FieldIDs, err = planAppend(in, head.Manifest.GetFields()); err != nil {
+			return nil, err
+		}
+	}
+	// Validate the schema and the seed columns before writing anything.
+	probe, err := datafile.NewWriter(io.Discard, writeSchema, wopts)
+	if err != nil {
+		if opts.Mode != ModeAppend {
+			return nil, fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
+		}
+		return nil, err
+	}
+	schema := PBFields(probe.Schema())
+
+	out := &WriteResult{}
+	var frags []*pb.DataFragment
+	var cur *fileSink
+	defer func() {
+		if err == nil {
+			return
+		}
+		if cur != nil {
+			_ = cur.out.Abort()
+		}
+		// Best effort: remove the data files of a write that did not commit.
+		for _, f := range out.Files {
+			_ = st.Delete(context.WithoutCancel(ctx), f.Path)
+		}
+	}()
+	finish := func() error {
+		r, err := cur.w.Close()
+		if err != nil {
+			return fmt.Errorf("data file %s: %w", cur.path, err) // the deferred cleanup aborts cur
+		}
+		if err := cur.out.Close(); err != nil {
+			path := cur.path
+			cur = nil
+			return fmt.Errorf("data file %s: %w", path, err)
+		}
+		name := strings.TrimPrefix(cur.path, manifest.DataDir+"/")
+		out.Files = append(out.Files, WrittenFile{Path: cur.path, Rows: r.NumRows, Bytes: r.FileSizeBytes, Seeds: r.Seeds})
+		frags = append(frags, &pb.DataFragment{
+			PhysicalRows: r.NumRows,
+			Files: []*pb.DataFile{{
+				Path: name, Fields: r.Fields, ColumnIndices: r.ColumnIndices,
+				FileMajorVersion: r.FileMajorVersion, FileMinorVersion: r.FileMinorVersion, FileSizeBytes: r.FileSizeBytes,
+			}},
+		})
+		cur = nil
+		return nil
+	}
+	for rdr.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rec := rdr.RecordBatch()
+		if perm != nil {
+			cols := make([]arrow.Array, len(perm))
+			for i, j := range perm {
+				cols[i] = rec.Column(j)
+			}
+			rec = array.NewRecordBatch(writeSchema, cols, rec.NumRows())
+			defer rec.Release()
+		} else if !rec.Schema().Equal(writeSchema) {
+			return nil, fmt.Errorf("%w: a record batch's schema differs from the reader's", ErrSchemaMismatch)
+		}
+		for off := int64(0); off < rec.NumRows(); {
+			if cur == nil {
+				path := manifest.DataDir + "/" + NewDataFileName()
+				sw, err := st.NewWriter(ctx, path)
+				if err != nil {
+					return nil, err
+				}
+				w, err := datafile.NewWriter(sw, writeSchema, wopts)
+				if err != nil {
+					_ = sw.Abort()
+					return nil, err
+				}
+				cur = &fileSink{path: path, w: w, out: sw}
+			}
+			n := min(rec.NumRows()-off, int64(opts.MaxRowsPerFile)-int64(cur.rows))
+			part := rec
+			if off != 0 || n != rec.NumRows() {
+				part = rec.NewSlice(off, off+n)
+			}
+			err := cur.w.Write(part)
+			if part != rec {
+				part.Release()
+			}
+			if err != nil {
+				return nil, fmt.Errorf("data file %s: %w", cur.path, err)
+			}
+			cur.rows += uint64(n)
+			off += n
+			out.Rows += n
+			if cur.rows >= uint64(opts.MaxRowsPerFile) {
+				if err := finish(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if opts.Progress != nil {
+			opts.Progress(out.Rows)
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		return nil, fmt.Errorf("reading input: %w", err)
+	}
+	if cur != nil {
+		if err := finish(); err != nil {
+			return nil, err
+		}
+	}
+
+	var txn *Transaction
+	if opts.Mode == ModeAppend {
+		if len(frags) == 0 {
+			return nil, fmt.Errorf("%w: the input has no rows; nothing to append", ErrInvalidTransaction)
+		}
+		txn = NewAppend(info.Version, frags)
+	} else {
+		md := in.Metadata()
+		var smd map[string][]byte
+		for i, k := range md.Keys() {
+			if strings.HasPrefix(k, seedio.LocatorKeyPrefix) {
+				continue
+			}
+			if smd == nil {
+				smd = map[string][]byte{}
+			}
+			smd[k] = []byte(md.Values()[i])
+		}
+		txn = NewOverwrite(info.Version, OverwriteSpec{Fragments: frags, Schema: schema, SchemaMetadata: smd,
+			ConfigUpserts: opts.Config, StableRowIDs: opts.StableRowIDs})
+	}
+	for i, f := range out.Files {
+		v1 := false
+		for _, s := range f.Seeds {
+			if s.BufferIndex != 0 && s.Err == nil {
+				v1 = true
+			}
+		}
+		txn.MarkSeedFiles(v1, frags[i].GetFiles()[0].GetPath())
+	}
+	copts := opts.Commit
+	copts.EnableZoneWriteSeeds = copts.EnableZoneWriteSeeds || opts.EnableZoneWriteSeeds
+	r, err := Commit(ctx, st, txn, copts)
+	if err != nil {
+		return nil, err
+	}
+	out.Result = r
+	return out, nil
+}

@@ -1,0 +1,233 @@
+package commit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lancekeeper/lancekeeper/datafile"
+	"github.com/lancekeeper/lancekeeper/flags"
+	"github.com/lancekeeper/lancekeeper/seedio"
+)
+
+var testArrowSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+}, nil)
+
+// testRecords returns nb batches of n rows: x = start.., s = "s<x>", every
+// 10th x null.
+func testRecords(schema *arrow.Schema, nb, n int, start int64) array.RecordReader {
+	var recs []arrow.RecordBatch
+	v := start
+	for b := 0; b < nb; b++ {
+		bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for i := 0; i < n; i++ {
+			for fi := range schema.Fields() {
+				switch b := bld.Field(fi).(type) {
+				case *array.Int64Builder:
+					if v%10 == 9 {
+						b.AppendNull()
+					} else {
+						b.Append(v)
+					}
+				case *array.StringBuilder:
+					b.Append(fmt.Sprintf("s%d", v))
+				case *array.Float64Builder:
+					b.Append(float64(v) / 2)
+				}
+			}
+			v++
+		}
+		recs = append(recs, bld.NewRecordBatch())
+		bld.Release()
+	}
+	rdr, err := array.NewRecordReader(schema, recs)
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range recs {
+		r.Release()
+	}
+	return rdr
+}
+
+func TestWriteArrow_CreateAppendWithSeeds(t *testing.T) {
+	ctx := context.Background()
+	st := localStore(t)
+	// Create without seeds: no flag.
+	r1, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 3, 100, 0), WriteOptions{Mode: ModeCreate, MaxRowsPerFile: 250})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1.Version != 1 || r1.Rows != 300 || len(r1.Files) != 2 || r1.Files[0].Rows != 250 || r1.Files[1].Rows != 50 {
+		t.Fatalf("create: version %d rows %d files %+v", r1.Version, r1.Rows, r1.Files)
+	}
+	m := r1.Manifest
+	if !hasNeither(m) || len(m.GetFields()) != 2 || m.GetFields()[0].GetLogicalType() != "int64" || m.GetFields()[1].GetLogicalType() != "string" {
+		t.Fatalf("manifest %v", m)
+	}
+	// Append with seeds, without opt-in: refused before writing anything.
+	_, err = WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 300), WriteOptions{Mode: ModeAppend, SeedColumns: []string{"x"}})
+	if !errors.Is(err, ErrSeedsNotEnabled) {
+		t.Fatalf("got %v", err)
+	}
+	// With the opt-in: the manifest of that commit carries both bits (R54).
+	r2, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 2, 100, 300), WriteOptions{Mode: ModeAppend, SeedColumns: []string{"x", "s"}, RowsPerZone: 16, EnableZoneWriteSeeds: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.Version != 2 || !hasBoth(r2.Manifest) || len(r2.Manifest.GetFragments()) != 3 {
+		t.Fatalf("append: version %d bits %v frags %d", r2.Version, hasBoth(r2.Manifest), len(r2.Manifest.GetFragments()))
+	}
+	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+r2.Files[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds, err := f.Seeds(ctx, seedio.DecodeOptions{TableFlagged: true})
+	if err != nil || len(seeds) != 2 {
+		t.Fatalf("seeds %v %v", seeds, err)
+	}
+	for _, s := range seeds {
+		if s.Err != nil || s.Seed.Version != 1 || s.Seed.RowsPerZone != 16 || len(s.Seed.Zones) != 13 {
+			t.Fatalf("seed %s: %+v %v", s.Column, s.Seed, s.Err)
+		}
+	}
+	if ok, err := DataFileCarriesV1Seed(ctx, st, r2.Files[0].Path); !ok || err != nil {
+		t.Fatalf("DataFileCarriesV1Seed = %v, %v", ok, err)
+	}
+	// The fragment records what the data file says.
+	fr := r2.Manifest.GetFragments()[2]
+	if fr.GetPhysicalRows() != 200 || fr.GetFiles()[0].GetFileSizeBytes() != uint64(f.Size()) || fr.GetFiles()[0].GetFileMajorVersion() != 2 {
+		t.Fatalf("fragment %v size %d", fr, f.Size())
+	}
+	// The next seeded append needs no opt-in: the dataset has the bits.
+	r3, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 500), WriteOptions{Mode: ModeAppend, SeedAllColumns: true})
+	if err != nil || !hasBoth(r3.Manifest) {
+		t.Fatalf("%v", err)
+	}
+	// Overwrite without seeds keeps the bits (R57).
+	r4, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 0), WriteOptions{Mode: ModeOverwrite})
+	if err != nil || !hasBoth(r4.Manifest) || len(r4.Manifest.GetFragments()) != 1 {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestWriteArrow_AppendReordersColumns(t *testing.T) {
+	ctx := context.Background()
+	st := memStore(t)
+	if _, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 0), WriteOptions{Mode: ModeCreate}); err != nil {
+		t.Fatal(err)
+	}
+	swapped := arrow.NewSchema([]arrow.Field{testArrowSchema.Field(1), testArrowSchema.Field(0)}, nil)
+	r, err := WriteArrow(ctx, st, testRecords(swapped, 1, 10, 10), WriteOptions{Mode: ModeAppend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := r.Manifest.GetFragments()[1].GetFiles()[0]
+	if fmt.Sprint(df.GetFields()) != "[0 1]" {
+		t.Fatalf("fields %v", df.GetFields())
+	}
+	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+r.Files[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, err := f.ReadColumn(ctx, "x")
+	if err != nil || col.(*array.Int64).Value(0) != 10 {
+		t.Fatalf("x[0] %v %v", col, err)
+	}
+}
+
+// TestWriteArrow_BadInputCommitsNothing: a schema that does not match the
+// dataset, a seed column that does not exist, an input that fails midway —
+// each a clear error, no new version, no manifest, no leftover data file.
+func TestWriteArrow_BadInputCommitsNothing(t *testing.T) {
+	ctx := context.Background()
+	st := localStore(t)
+	if _, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 0), WriteOptions{Mode: ModeCreate}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotObjects(t, st)
+	cases := []struct {
+		name string
+		rdr  array.RecordReader
+		opts WriteOptions
+		want error
+		msg  string
+	}{
+		{"extra column", testRecords(arrow.NewSchema(append(testArrowSchema.Fields(), arrow.Field{Name: "f", Type: arrow.PrimitiveTypes.Float64}), nil), 1, 5, 0),
+			WriteOptions{Mode: ModeAppend}, ErrSchemaMismatch, `the input has column "f"`},
+		{"missing column", testRecords(arrow.NewSchema(testArrowSchema.Fields()[:1], nil), 1, 5, 0),
+			WriteOptions{Mode: ModeAppend}, ErrSchemaMismatch, `the dataset has column "s"`},
+		{"type change", testRecords(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.BinaryTypes.String, Nullable: true}, testArrowSchema.Field(1)}, nil), 1, 5, 0),
+			WriteOptions{Mode: ModeAppend}, ErrSchemaMismatch, `column "x" is int64 in the dataset but string`},
+		{"seed column does not exist", testRecords(testArrowSchema, 1, 5, 0),
+			WriteOptions{Mode: ModeAppend, SeedColumns: []string{"nope"}, EnableZoneWriteSeeds: true}, datafile.ErrInvalidSchema, `"nope"`},
+		{"create over existing", testRecords(testArrowSchema, 1, 5, 0), WriteOptions{Mode: ModeCreate}, ErrDatasetExists, "has version 1"},
+		{"input fails midway", &failingReader{RecordReader: testRecords(testArrowSchema, 3, 50, 0), after: 2},
+			WriteOptions{Mode: ModeAppend, MaxRowsPerFile: 60}, errReadFailed, "reading input"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := WriteArrow(ctx, st, tc.rdr, tc.opts)
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("got %v, want %v containing %q", err, tc.want, tc.msg)
+			}
+			after := snapshotObjects(t, st)
+			if len(after) != len(before) {
+				var extra []string
+				for k := range after {
+					if _, ok := before[k]; !ok {
+						extra = append(extra, k)
+					}
+				}
+				t.Fatalf("objects left behind: %v", extra)
+			}
+			if latestVersion(t, st) != 1 {
+				t.Fatal("committed")
+			}
+		})
+	}
+}
+
+var errReadFailed = errors.New("input read failed")
+
+// failingReader fails after `after` batches.
+type failingReader struct {
+	array.RecordReader
+	after, n int
+	failed   bool
+}
+
+func (f *failingReader) Next() bool {
+	if f.n >= f.after {
+		f.failed = true
+		return false
+	}
+	f.n++
+	return f.RecordReader.Next()
+}
+
+func (f *failingReader) Err() error {
+	if f.failed {
+		return errReadFailed
+	}
+	return f.RecordReader.Err()
+}
+
+func TestWriteArrow_RefusesNon20Dataset(t *testing.T) {
+	ctx := context.Background()
+	dir := copyDir(t, "testdata/lance12_seeds_v0_zonemap.lance")
+	st := localStoreAt(t, dir)
+	_, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 5, 0), WriteOptions{Mode: ModeAppend})
+	if !errors.Is(err, ErrInvalidTransaction) || !strings.Contains(err.Error(), "2.2") {
+		t.Fatalf("got %v", err)
+	}
+	_ = flags.ZoneWriteSeeds
+}
