@@ -250,3 +250,42 @@ func int32ArrowFile(t *testing.T, vals []int32) []byte {
 	}
 	return out.Bytes()
 }
+
+// TestSpec4_7_ArrowHugeVectorLength is the regression for a fuzz crasher
+// found against arrow-go's reader (it allocated a slice sized by the
+// schema's field count before checking it, and ran out of memory): a
+// footer whose schema claims 2^31-1 fields must fail cleanly.
+func TestSpec4_7_ArrowHugeVectorLength(t *testing.T) {
+	data, err := EncodeDeletionArrow(roaring.BitmapOf(1, 2, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := uint64(len(data))
+	footLen := uint64(binary.LittleEndian.Uint32(data[n-10:]))
+	footStart := n - 10 - footLen
+	foot := fbBuf(data[footStart : n-10])
+	ft, err := foot.root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, _, err := ft.sub(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := schema.field(1)
+	q, _ := foot.indirect(p)
+	binary.LittleEndian.PutUint32(data[footStart+q:], 0x7fffffff)
+	if _, err := DecodeDeletionArrow("huge", data); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("err = %v, want ErrCorrupt", err)
+	}
+	// The same holds for a record batch claiming 2^62 rows.
+	data2, _ := EncodeDeletionArrow(roaring.BitmapOf(1, 2, 3))
+	idx := bytes.Index(data2, []byte{3, 0, 0, 0, 0, 0, 0, 0}) // batch length 3 (i64) in the message
+	if idx < 0 {
+		t.Fatal("batch length not found in the encoded message")
+	}
+	binary.LittleEndian.PutUint64(data2[idx:], 1<<62)
+	if _, err := DecodeDeletionArrow("rows", data2); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("err = %v, want ErrCorrupt", err)
+	}
+}

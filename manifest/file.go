@@ -161,6 +161,17 @@ func Encode(m *pb.Manifest, idx *pb.IndexSection, txn *pb.Transaction) ([]byte, 
 // the sections (see File.Prelude). Encode(m, idx, txn) equals
 // EncodePrelude(nil, m, idx, txn).
 func EncodePrelude(prelude []byte, m *pb.Manifest, idx *pb.IndexSection, txn *pb.Transaction) ([]byte, error) {
+	return encode(prelude, FooterMajor, FooterMinor, m, idx, txn)
+}
+
+// Encode re-encodes a decoded file: its prelude, sections and manifest,
+// with the footer version it was read with (Lance ≤ 0.36 wrote 0.1).
+// Decoding the result gives messages equal to f's (proto.Equal).
+func (f *File) Encode() ([]byte, error) {
+	return encode(f.Prelude, f.FooterMajor, f.FooterMinor, f.Manifest, f.IndexSection, f.Transaction)
+}
+
+func encode(prelude []byte, major, minor int16, m *pb.Manifest, idx *pb.IndexSection, txn *pb.Transaction) ([]byte, error) {
 	if m == nil {
 		return nil, fmt.Errorf("manifest: Encode: nil manifest")
 	}
@@ -189,8 +200,8 @@ func EncodePrelude(prelude []byte, m *pb.Manifest, idx *pb.IndexSection, txn *pb
 		return nil, err
 	}
 	buf = binary.LittleEndian.AppendUint64(buf, mpos)
-	buf = binary.LittleEndian.AppendUint16(buf, FooterMajor)
-	buf = binary.LittleEndian.AppendUint16(buf, FooterMinor)
+	buf = binary.LittleEndian.AppendUint16(buf, uint16(major))
+	buf = binary.LittleEndian.AppendUint16(buf, uint16(minor))
 	buf = append(buf, Magic...)
 	return buf, nil
 }
