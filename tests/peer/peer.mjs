@@ -711,6 +711,12 @@ function help() {
   return readFileSync(join(HERE, "README.md"), "utf8");
 }
 
+// emit writes to stdout and resolves once the data reached the OS: node may
+// queue pipe writes, and process.exit() would drop whatever is still queued.
+function emit(text, stream = process.stdout) {
+  return new Promise((res, rej) => stream.write(text, (err) => (err ? rej(err) : res())));
+}
+
 // errorDoc renders a failure as [exit code, JSON document or null, stderr text].
 function errorDoc(e) {
   if (e instanceof LanceError) {
@@ -750,7 +756,7 @@ async function serve(mods) {
       const [code, doc, stderr] = errorDoc(e);
       resp = doc ? { code, result: doc } : { code, stderr };
     }
-    process.stdout.write(`${JSON.stringify(resp)}\n`);
+    await emit(`${JSON.stringify(resp)}\n`);
   }
   return 0;
 }
@@ -759,11 +765,11 @@ async function main() {
   const argv = process.argv.slice(2);
   const cmd = argv[0];
   if (!cmd || cmd === "help" || cmd === "--help") {
-    process.stdout.write(help());
+    await emit(help());
     return 0;
   }
   if (cmd === "modules") {
-    process.stdout.write(`${JSON.stringify({ modules: modulesDir() })}\n`);
+    await emit(`${JSON.stringify({ modules: modulesDir() })}\n`);
     return 0;
   }
   const mods = loadModules();
@@ -775,19 +781,19 @@ async function main() {
       node: process.version,
       modules: modulesDir(),
     };
-    process.stdout.write(`${JSON.stringify(out)}\n`);
+    await emit(`${JSON.stringify(out)}\n`);
     return 0;
   }
   if (cmd === "serve") return serve(mods);
   try {
     const { pos, flags } = parseArgs(argv.slice(1));
     const out = await dispatch(mods, cmd, pos, flags);
-    process.stdout.write(`${JSON.stringify(out)}\n`);
+    await emit(`${JSON.stringify(out)}\n`);
     return 0;
   } catch (e) {
     const [code, doc, stderr] = errorDoc(e);
-    if (doc) process.stdout.write(`${JSON.stringify(doc)}\n`);
-    if (stderr) process.stderr.write(`${stderr}\n`);
+    if (doc) await emit(`${JSON.stringify(doc)}\n`);
+    if (stderr) await emit(`${stderr}\n`, process.stderr);
     return code;
   }
 }
