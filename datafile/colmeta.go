@@ -53,11 +53,11 @@ type ColumnMetadata struct {
 	Buffers  []BufferRange // column-level buffers
 }
 
-// NumRows is the sum of the page lengths.
+// NumRows is the sum of the page lengths (saturating at MaxUint64).
 func (c *ColumnMetadata) NumRows() uint64 {
 	var n uint64
 	for _, p := range c.Pages {
-		n += p.Length
+		n = addSat(n, p.Length)
 	}
 	return n
 }

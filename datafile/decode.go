@@ -101,18 +101,85 @@ func (s *Schema) arrowField(fi int, depth int) (arrow.Field, error) {
 	return af, nil
 }
 
+// DefaultMaxDecodeBytes bounds the memory ReadColumns and ReadColumn may
+// allocate, unless ReadOptions says otherwise. All-null pages carry no
+// bytes, so without a bound a hostile page length could demand any amount.
+const DefaultMaxDecodeBytes = 1 << 30
+
+// ReadOptions tunes ReadColumnsWithOptions.
+type ReadOptions struct {
+	// MaxDecodeBytes caps the bytes decoding may allocate (0 means
+	// DefaultMaxDecodeBytes). Exceeding it fails with ErrTooLarge.
+	MaxDecodeBytes int64
+}
+
+// budget tracks the bytes a decode may still allocate.
+type budget struct{ left int64 }
+
+func (b *budget) take(n uint64, what string) error {
+	if n > uint64(b.left) {
+		return formatErr(ErrTooLarge, what, -1, "decoding needs more than the allowed memory (%d more bytes requested, %d left)", n, b.left)
+	}
+	b.left -= int64(n)
+	return nil
+}
+
+// mulSat multiplies without overflow, saturating at MaxUint64.
+func mulSat(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi != 0 {
+		return math.MaxUint64
+	}
+	return lo
+}
+
+func addSat(a, b uint64) uint64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxUint64
+}
+
+// nullCost estimates the bytes of an all-null array of n values of dt.
+func nullCost(dt arrow.DataType, n uint64) uint64 {
+	v := n/8 + 1
+	switch t := dt.(type) {
+	case *arrow.FixedSizeListType:
+		return addSat(v, nullCost(t.Elem(), mulSat(n, uint64(max(t.Len(), 0)))))
+	case *arrow.FixedSizeBinaryType:
+		return addSat(v, mulSat(n, uint64(t.ByteWidth)))
+	}
+	if w, ok := flatWidth(dt); ok {
+		return addSat(v, mulSat(n, uint64(w+7)/8))
+	}
+	return addSat(v, mulSat(n, 16))
+}
+
 // ReadColumns decodes every column of a 2.0 file into one Arrow record (one
-// array per top-level field). Files of 2.1 and later are not decoded
-// (ErrUnsupported); nor are pages using compression or bit packing.
+// array per top-level field), allocating at most DefaultMaxDecodeBytes.
+// Files of 2.1 and later are not decoded (ErrUnsupported); nor are pages
+// using compression or bit packing.
 func (f *File) ReadColumns(ctx context.Context) (arrow.RecordBatch, error) {
+	return f.ReadColumnsWithOptions(ctx, ReadOptions{})
+}
+
+// ReadColumnsWithOptions is ReadColumns with options.
+func (f *File) ReadColumnsWithOptions(ctx context.Context, opts ReadOptions) (arrow.RecordBatch, error) {
 	sch, err := f.schema.ArrowSchema()
 	if err != nil {
 		return nil, withPath(err, f.path)
 	}
 	top := f.schema.TopLevel()
-	d, err := f.newDecoder(ctx)
+	d, err := f.newDecoder(ctx, opts)
 	if err != nil {
 		return nil, err
+	}
+	// Step 10: every top-level column holds the file's rows.
+	for _, fi := range top {
+		if n := f.columns[d.columns[fi]].NumRows(); n != f.numRows {
+			return nil, withPath(formatErr(ErrMalformed, "field "+f.schema.Fields[fi].Name, -1,
+				"pages of column %d hold %d rows but the file has %d", d.columns[fi], n, f.numRows), f.path)
+		}
 	}
 	cols := make([]arrow.Array, len(top))
 	defer func() {
@@ -127,10 +194,10 @@ func (f *File) ReadColumns(ctx context.Context) (arrow.RecordBatch, error) {
 		if err != nil {
 			return nil, withPath(err, f.path)
 		}
-		if uint64(a.Len()) != f.numRows {
+		if l := a.Len(); uint64(l) != f.numRows {
 			a.Release()
 			return nil, withPath(formatErr(ErrMalformed, "field "+f.schema.Fields[fi].Name, -1,
-				"column holds %d rows but the file has %d", a.Len(), f.numRows), f.path)
+				"column holds %d rows but the file has %d", l, f.numRows), f.path)
 		}
 		cols[i] = a
 	}
@@ -147,7 +214,7 @@ func (f *File) ReadColumn(ctx context.Context, name string) (arrow.Array, error)
 	if err != nil {
 		return nil, withPath(err, f.path)
 	}
-	d, err := f.newDecoder(ctx)
+	d, err := f.newDecoder(ctx, ReadOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -161,9 +228,10 @@ type decoder struct {
 	f       *File
 	columns []int // field index -> first column index
 	mem     memory.Allocator
+	budget  *budget
 }
 
-func (f *File) newDecoder(ctx context.Context) (*decoder, error) {
+func (f *File) newDecoder(ctx context.Context, opts ReadOptions) (*decoder, error) {
 	if f.version != V2_0 {
 		return nil, withPath(formatErr(ErrUnsupported, "file", -1, "decoding %s pages is not supported; only 2.0", f.version), f.path)
 	}
@@ -171,7 +239,11 @@ func (f *File) newDecoder(ctx context.Context) (*decoder, error) {
 	if err != nil {
 		return nil, withPath(err, f.path)
 	}
-	return &decoder{ctx: ctx, f: f, columns: cols, mem: memory.DefaultAllocator}, nil
+	max := opts.MaxDecodeBytes
+	if max <= 0 {
+		max = DefaultMaxDecodeBytes
+	}
+	return &decoder{ctx: ctx, f: f, columns: cols, mem: memory.DefaultAllocator, budget: &budget{left: max}}, nil
 }
 
 // columnsOfFields assigns 2.0 columns to fields in pre-order: one per field,
@@ -305,6 +377,13 @@ func (d *decoder) concat(parts []arrow.Array, dt arrow.DataType) (arrow.Array, e
 		parts[0].Retain()
 		return parts[0], nil
 	}
+	var size uint64
+	for _, p := range parts {
+		size = addSat(size, dataSize(p.Data()))
+	}
+	if err := d.budget.take(size, "concatenating pages"); err != nil {
+		return nil, err
+	}
 	a, err := array.Concatenate(parts, d.mem)
 	if err != nil {
 		return nil, fmt.Errorf("datafile: concatenating pages: %w", err)
@@ -312,12 +391,27 @@ func (d *decoder) concat(parts []arrow.Array, dt arrow.DataType) (arrow.Array, e
 	return a, nil
 }
 
+// dataSize sums the buffer sizes of d and its children.
+func dataSize(d arrow.ArrayData) uint64 {
+	var n uint64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += uint64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataSize(c)
+	}
+	return n
+}
+
 // pageDecoder decodes one page.
 type pageDecoder struct {
-	sec  string
-	off  int64
-	bufs [][]byte
-	mem  memory.Allocator
+	sec    string
+	off    int64
+	bufs   [][]byte
+	mem    memory.Allocator
+	budget *budget
 }
 
 func (d *decoder) loadPage(col, pi int) (*arrayEncoding, *pageDecoder, error) {
@@ -330,13 +424,13 @@ func (d *decoder) loadPage(col, pi int) (*arrayEncoding, *pageDecoder, error) {
 	if p.Length > maxPageRows {
 		return nil, nil, formatErr(ErrMalformed, sec, -1, "page length %d exceeds %d rows", p.Length, uint64(maxPageRows))
 	}
-	pd := &pageDecoder{sec: sec, off: -1, bufs: make([][]byte, len(p.Buffers)), mem: d.mem}
+	pd := &pageDecoder{sec: sec, off: -1, bufs: make([][]byte, len(p.Buffers)), mem: d.mem, budget: d.budget}
 	if len(p.Buffers) > 0 {
 		pd.off = int64(p.Buffers[0].Pos)
 	}
 	for i, r := range p.Buffers {
-		if r.Len > maxMetadataSize {
-			return nil, nil, formatErr(ErrTooLarge, sec, int64(r.Pos), "buffer %d is %d bytes", i, r.Len)
+		if err := d.budget.take(r.Len, sec); err != nil {
+			return nil, nil, err
 		}
 		b, err := d.f.readRange(d.ctx, int64(r.Pos), int64(r.Len))
 		if err != nil {
@@ -425,10 +519,16 @@ func (pd *pageDecoder) decode(ae *arrayEncoding, n uint64, dt arrow.DataType, de
 	if depth > maxEncodingDepth {
 		return nil, pd.errf(ErrMalformed, "encoding nested too deeply")
 	}
+	if n > 1<<40 {
+		return nil, pd.errf(ErrMalformed, "%d values in one page", n)
+	}
 	switch ae.kind {
 	case aeNullable:
 		switch ae.nullKind {
 		case nullAll:
+			if err := pd.budget.take(nullCost(dt, n), pd.sec); err != nil {
+				return nil, err
+			}
 			a := array.MakeArrayOfNull(pd.mem, dt, int(n))
 			defer a.Release()
 			d := a.Data()
@@ -563,6 +663,9 @@ func (pd *pageDecoder) binary(ae *arrayEncoding, n uint64, dt arrow.DataType) (a
 	if err != nil {
 		return nil, err
 	}
+	if err := pd.budget.take(8*(n+1)+n/8+1, pd.sec); err != nil {
+		return nil, err
+	}
 	// The byte count is implied by the indices: the last end offset.
 	var total uint64
 	var valid []byte
@@ -646,6 +749,9 @@ func (pd *pageDecoder) dictionary(ae *arrayEncoding, n uint64, dt arrow.DataType
 	}
 	kw := t.IndexType.(arrow.FixedWidthDataType).BitWidth() / 8
 	iw := int(ie.bits / 8)
+	if err := pd.budget.take(n*uint64(kw), pd.sec); err != nil {
+		return nil, err
+	}
 	keys := make([]byte, int(n)*kw)
 	for i := 0; i < int(n); i++ {
 		var v uint64
@@ -723,6 +829,10 @@ func (d *decoder) listOffsets(col int) (ends []uint64, valid []byte, nulls int, 
 	total := cm.NumRows()
 	if total > maxPageRows {
 		return nil, nil, 0, formatErr(ErrMalformed, fmt.Sprintf("column %d", col), -1, "%d rows", total)
+	}
+	// ends, validity and the Arrow offsets built from them
+	if err := d.budget.take(16*total+total/8+16, fmt.Sprintf("column %d", col)); err != nil {
+		return nil, nil, 0, err
 	}
 	for pi := range cm.Pages {
 		ae, pd, err := d.loadPage(col, pi)
