@@ -2,14 +2,12 @@ package commit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
-	"github.com/lancekeeper/lancekeeper/store"
 )
 
 // commitClone publishes the first manifest of a cloned dataset. It never
@@ -53,11 +51,12 @@ func commitClone(ctx context.Context, d *dataset, t *Transaction, opts Options) 
 		return nil, err
 	}
 	path := manifest.ManifestPath(manifest.V2, in.version)
-	if err := d.st.CreateIfAbsent(ctx, path, data); err != nil {
-		if errors.Is(err, store.ErrAlreadyExists) {
-			return nil, fmt.Errorf("%w: another writer created %s first", ErrDatasetExists, d.st)
-		}
-		return nil, fmt.Errorf("write manifest %s: %w", path, err)
+	won, err := publish(ctx, d.st, path, data)
+	if err != nil {
+		return nil, err
+	}
+	if !won {
+		return nil, fmt.Errorf("%w: another writer created %s first", ErrDatasetExists, d.st)
 	}
 	out := &Result{
 		Version: in.version, ReadVersion: t.ReadVersion(), ManifestPath: path, Manifest: res.manifest,

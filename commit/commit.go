@@ -1,6 +1,7 @@
 package commit
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -306,8 +307,11 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			scheme = manifest.V2
 		}
 		path := manifest.ManifestPath(scheme, in.version)
-		err = st.CreateIfAbsent(ctx, path, data)
-		if errors.Is(err, store.ErrAlreadyExists) {
+		won, err := publish(ctx, st, path, data)
+		if err != nil {
+			return nil, err
+		}
+		if !won {
 			if creating {
 				return nil, fmt.Errorf("%w: another writer created %s first", ErrDatasetExists, st)
 			}
@@ -320,9 +324,6 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			case <-time.After(opts.Backoff(attempt + 1)):
 			}
 			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("write manifest %s: %w", path, err)
 		}
 		out := &Result{
 			Version: in.version, ReadVersion: t.ReadVersion(), ManifestPath: path,
@@ -339,6 +340,30 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		}
 		return out, nil
 	}
+}
+
+// publish writes a manifest with create-if-absent, the commit point. It
+// reports won=false when another writer's manifest holds the name. An
+// ambiguous failure (a timeout, a conditional PUT retried by the SDK after
+// the first one landed) is resolved by reading the name back: our own bytes
+// mean the commit happened. When even that is impossible the error wraps
+// ErrCommitOutcomeUnknown and the caller must not clean anything up.
+func publish(ctx context.Context, st Store, path string, data []byte) (won bool, err error) {
+	cerr := st.CreateIfAbsent(ctx, path, data)
+	if cerr == nil {
+		return true, nil
+	}
+	got, gerr := st.Get(context.WithoutCancel(ctx), path)
+	switch {
+	case gerr == nil:
+		return bytes.Equal(got, data), nil
+	case errors.Is(gerr, store.ErrNotFound):
+		if errors.Is(cerr, store.ErrAlreadyExists) {
+			return false, nil
+		}
+		return false, fmt.Errorf("write manifest %s: %w", path, cerr)
+	}
+	return false, fmt.Errorf("%w: write manifest %s: %w (reading it back failed: %v)", ErrCommitOutcomeUnknown, path, cerr, gerr)
 }
 
 // checkAndRebase applies the conflict matrix to t against the transaction

@@ -27,6 +27,11 @@ var ErrTooManyRetries error = &sentinelConflict{msg: "too many commit retries", 
 // holds (e.g. "latest is still N"). It also Is ErrConflict.
 var ErrRequirement error = &sentinelConflict{msg: "commit requirement failed"}
 
+// ErrCommitOutcomeUnknown is wrapped when the manifest write failed in a
+// way that leaves open whether it landed (and reading it back failed too).
+// The version may or may not exist; nothing may be cleaned up.
+var ErrCommitOutcomeUnknown = errors.New("commit outcome unknown")
+
 // ErrDatasetExists is returned when a transaction that creates a dataset
 // (Overwrite with read version 0, Clone) finds a dataset already there.
 var ErrDatasetExists = errors.New("dataset already exists")

@@ -309,7 +309,7 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 	var frags []*pb.DataFragment
 	var cur *fileSink
 	defer func() {
-		if err == nil {
+		if err == nil || errors.Is(err, ErrCommitOutcomeUnknown) {
 			return
 		}
 		if cur != nil {
