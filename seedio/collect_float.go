@@ -5,7 +5,7 @@ package seedio
 // by sign (R25, R26), signed zeros widened (R39).
 
 import (
-	"math/bits"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -48,44 +48,45 @@ func (a *floatAcc[K]) observe(arr arrow.Array, lo, hi int, z *zoneCounts, nr *nu
 		return
 	}
 	mnK, mxK := a.mnK, a.mxK
-	shift, inf := a.shift, a.inf
-	signBit := K(1) << shift
-	for r := lo; r < hi; r += 64 {
-		n := min(hi-r, 64)
-		full := lowMask(n)
-		w := loadBits(vb, off+r) & full
-		if w == 0 {
-			continue
-		}
-		if w == full {
-			var nn, ng uint64
-			mnK, mxK, nn, ng = floatScan(vals[r:r+n], shift, inf, mnK, mxK)
-			nans += nn
-			negs += ng
-			continue
-		}
-		for w != 0 { // valid rows only; nulls never count as NaN (R25, T29)
-			j := bits.TrailingZeros64(w)
-			w &= w - 1
-			b := vals[r+j]
-			if b&^signBit > inf {
-				nans++
-				negs += uint64(b >> shift)
-				continue
-			}
-			k := b ^ ((K(0) - b>>shift) | signBit)
-			mnK = min(mnK, k)
-			mxK = max(mxK, k)
-		}
-	}
+	validStretches(vb, off, lo, hi, func(s, e int) {
+		var nn, ng uint64
+		mnK, mxK, nn, ng = floatScan(vals[s:e], a.shift, a.inf, mnK, mxK)
+		nans += nn
+		negs += ng
+	})
 	a.mnK, a.mxK = mnK, mxK
 	z.nans += nans
 	z.negNaNs += negs
 }
 
 // floatScan folds the bit patterns vals (all non-null) into the key bounds
-// and returns the NaN counts.
+// and returns the NaN counts. Float64 uses the AVX2 kernel when available.
 func floatScan[K floatBits](vals []K, shift uint, inf K, mnK, mxK K) (K, K, uint64, uint64) {
+	if !useAVX2 || shift != 63 || len(vals) < 16 {
+		return floatScanGo(vals, shift, inf, mnK, mxK)
+	}
+	var nans, negs uint64
+	for len(vals) >= 16 {
+		mS, xS, done := minmaxF64AVX2((*uint64)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals))
+		// signed transform -> unsigned totalOrder key: flip the sign bit.
+		mnK = min(mnK, K(uint64(mS)^(1<<63)))
+		mxK = max(mxK, K(uint64(xS)^(1<<63)))
+		vals = vals[done:]
+		if len(vals) >= 16 { // a step with a NaN: handle it here
+			var nn, ng uint64
+			mnK, mxK, nn, ng = floatScanGo(vals[:16], shift, inf, mnK, mxK)
+			nans += nn
+			negs += ng
+			vals = vals[16:]
+		}
+	}
+	var nn, ng uint64
+	mnK, mxK, nn, ng = floatScanGo(vals, shift, inf, mnK, mxK)
+	return mnK, mxK, nans + nn, negs + ng
+}
+
+// floatScanGo is the portable loop of floatScan.
+func floatScanGo[K floatBits](vals []K, shift uint, inf K, mnK, mxK K) (K, K, uint64, uint64) {
 	signBit := K(1) << shift
 	abs := ^signBit
 	var nans, negs uint64

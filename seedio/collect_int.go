@@ -5,6 +5,7 @@ package seedio
 // they store (§4.1). Decimal128/256 use cmpAcc.
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -90,6 +91,18 @@ func (a *intAcc[T]) reset() {
 // minMaxInts folds vals into (mn, mx) with four independent accumulator
 // pairs so that the branch-free min/max instructions pipeline.
 func minMaxInts[T integer](vals []T, mn, mx T) (T, T) {
+	var zero T
+	if useAVX2 && unsafe.Sizeof(zero) == 8 && len(vals) >= 16 {
+		// 64-bit lanes: AVX2 kernel; unsigned values are compared as signed
+		// after flipping the sign bit.
+		var flip int64
+		if ^zero > 0 {
+			flip = math.MinInt64
+		}
+		m, x := minmax64AVX2((*int64)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals), flip)
+		mn, mx = min(mn, T(m^flip)), max(mx, T(x^flip))
+		vals = vals[len(vals)&^15:]
+	}
 	m0, m1, m2, m3 := mn, mn, mn, mn
 	x0, x1, x2, x3 := mx, mx, mx, mx
 	i := 0
@@ -114,25 +127,9 @@ func minMaxInts[T integer](vals []T, mn, mx T) (T, T) {
 // minMaxIntsValid folds the valid rows among vals[lo:hi] into (mn, mx);
 // vb/off is the validity bitmap of vals.
 func minMaxIntsValid[T integer](vals []T, vb []byte, off, lo, hi int, mn, mx T) (T, T) {
-	for r := lo; r < hi; r += 64 {
-		n := min(hi-r, 64)
-		full := lowMask(n)
-		w := loadBits(vb, off+r) & full
-		switch w {
-		case 0:
-			continue
-		case full:
-			mn, mx = minMaxInts(vals[r:r+n], mn, mx)
-			continue
-		}
-		blk := vals[r : r+n]
-		for j := range blk {
-			if w>>uint(j)&1 != 0 {
-				mn = min(mn, blk[j])
-				mx = max(mx, blk[j])
-			}
-		}
-	}
+	validStretches(vb, off, lo, hi, func(s, e int) {
+		mn, mx = minMaxInts(vals[s:e], mn, mx)
+	})
 	return mn, mx
 }
 

@@ -12,71 +12,102 @@ import (
 )
 
 // nullRecorder collects the local row offsets of null rows (R41, R45) into a
-// 32-bit Roaring bitmap. Offsets arrive in ascending order; runs are added
-// with AddRange, isolated nulls are batched through AddMany.
+// 32-bit Roaring bitmap. Offsets arrive in ascending order. The nulls of the
+// current 2^16-row chunk are kept as dense bits (8 KiB, constant memory) so
+// that a validity word costs two ORs however many nulls it holds; a finished
+// chunk is converted to a Roaring container in bulk. Whole null chunks go
+// straight to AddRange.
 type nullRecorder struct {
-	bm       *roaring.Bitmap
-	pend     []uint32
-	runStart uint64
-	runEnd   uint64 // runStart == runEnd: no pending run
+	bm    *roaring.Bitmap
+	words [chunkWords]uint64 // null bits of chunk key
+	key   uint64
+	dirty bool
 }
 
 const (
-	nullRunMin  = 8    // runs at least this long go straight to AddRange
-	nullPendMax = 4096 // flush pending single offsets at this size
+	chunkBits  = 16
+	chunkRows  = 1 << chunkBits
+	chunkWords = chunkRows / 64
 )
 
 func newNullRecorder() *nullRecorder { return &nullRecorder{bm: roaring.New()} }
 
-// addRun records null rows [start, end) (global row offsets < 2^32).
+// switchChunk makes key the current chunk, flushing the previous one.
+func (n *nullRecorder) switchChunk(key uint64) {
+	if key != n.key {
+		n.flush()
+		n.key = key
+	}
+}
+
+// orBits marks row pos+i null for every set bit i of w.
+func (n *nullRecorder) orBits(pos, w uint64) {
+	if w == 0 {
+		return
+	}
+	n.switchChunk(pos >> chunkBits)
+	bit := pos & (chunkRows - 1)
+	wi, sh := bit>>6, bit&63
+	n.words[wi] |= w << sh
+	n.dirty = true
+	if sh == 0 {
+		return
+	}
+	if hi := w >> (64 - sh); hi != 0 {
+		if wi+1 < chunkWords {
+			n.words[wi+1] |= hi
+		} else {
+			n.switchChunk(n.key + 1)
+			n.words[0] |= hi
+			n.dirty = true
+		}
+	}
+}
+
+// addRun records null rows [start, end) (global row offsets <= 2^32).
 func (n *nullRecorder) addRun(start, end uint64) {
-	if start >= end {
-		return
-	}
-	if start == n.runEnd && n.runStart != n.runEnd {
-		n.runEnd = end
-		return
-	}
-	n.flushRun()
-	n.runStart, n.runEnd = start, end
-}
-
-func (n *nullRecorder) flushRun() {
-	if n.runStart == n.runEnd {
-		return
-	}
-	if n.runEnd-n.runStart >= nullRunMin {
-		n.flushPend()
-		n.bm.AddRange(n.runStart, n.runEnd)
-	} else {
-		for r := n.runStart; r < n.runEnd; r++ {
-			n.pend = append(n.pend, uint32(r))
+	for start < end {
+		key := start >> chunkBits
+		chunkEnd := (key + 1) << chunkBits
+		e := min(end, chunkEnd)
+		if start&(chunkRows-1) == 0 && e == chunkEnd {
+			n.flush() // keep chunks in ascending order
+			n.bm.AddRange(start, e)
+			start = e
+			continue
 		}
-		if len(n.pend) >= nullPendMax {
-			n.flushPend()
+		for start < e {
+			k := min(e-start, 64)
+			n.orBits(start, lowMask(int(k)))
+			start += k
 		}
 	}
-	n.runStart, n.runEnd = 0, 0
 }
 
-func (n *nullRecorder) flushPend() {
-	if len(n.pend) > 0 {
-		n.bm.AddMany(n.pend)
-		n.pend = n.pend[:0]
+// flush converts the dense chunk into Roaring containers.
+func (n *nullRecorder) flush() {
+	if !n.dirty {
+		return
 	}
+	c := roaring.FromDense(n.words[:], true)
+	if n.key != 0 {
+		c = roaring.AddOffset64(c, int64(n.key<<chunkBits))
+	}
+	n.bm.Or(c)
+	clear(n.words[:])
+	n.dirty = false
 }
 
 // bitmap flushes everything pending and returns the bitmap.
 func (n *nullRecorder) bitmap() *roaring.Bitmap {
-	n.flushRun()
-	n.flushPend()
+	n.flush()
 	return n.bm
 }
 
 func (n *nullRecorder) reset() {
 	n.bm = roaring.New()
-	n.pend = n.pend[:0]
-	n.runStart, n.runEnd = 0, 0
+	clear(n.words[:])
+	n.key, n.dirty = 0, false
 }
 
 // validity returns the validity bitmap bytes and the bit offset of row 0 of
@@ -129,25 +160,36 @@ func lowMask(n int) uint64 {
 func recordValidityNulls(vb []byte, off, lo, hi int, base uint64, nr *nullRecorder) uint64 {
 	var count uint64
 	for r := lo; r < hi; r += 64 {
-		n := hi - r
-		if n > 64 {
-			n = 64
-		}
-		nw := ^loadBits(vb, off+r) & lowMask(n)
-		if nw == 0 {
-			continue
-		}
-		count += uint64(bits.OnesCount64(nw))
-		for nw != 0 {
-			tz := bits.TrailingZeros64(nw)
-			run := bits.TrailingZeros64(^(nw >> uint(tz)))
-			start := base + uint64(r+tz)
-			nr.addRun(start, start+uint64(run))
-			if tz+run >= 64 {
-				break
-			}
-			nw &^= lowMask(tz + run) // clear bits [0, tz+run)
+		nw := ^loadBits(vb, off+r) & lowMask(hi-r)
+		if nw != 0 {
+			count += uint64(bits.OnesCount64(nw))
+			nr.orBits(base+uint64(r), nw)
 		}
 	}
 	return count
+}
+
+// validStretches calls fn(s, e) for every maximal run [s, e) of valid rows
+// among rows [lo, hi) of an array with validity bitmap vb (bit offset off).
+func validStretches(vb []byte, off, lo, hi int, fn func(s, e int)) {
+	start := lo // start of the current valid stretch
+	for r := lo; r < hi; r += 64 {
+		n := min(hi-r, 64)
+		nw := ^loadBits(vb, off+r) & lowMask(n)
+		for nw != 0 {
+			tz := bits.TrailingZeros64(nw)
+			if r+tz > start {
+				fn(start, r+tz)
+			}
+			run := bits.TrailingZeros64(^(nw >> uint(tz))) // nulls at [tz, tz+run)
+			start = r + tz + run
+			if tz+run >= 64 {
+				break
+			}
+			nw &^= lowMask(tz + run)
+		}
+	}
+	if hi > start {
+		fn(start, hi)
+	}
 }

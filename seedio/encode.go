@@ -59,11 +59,13 @@ func EncodeZones(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex stri
 	}
 	nullCounts := nb.NewArray()
 	defer nullCounts.Release()
+	nb.Reserve(len(zones))
 	for _, z := range zones {
 		nb.UnsafeAppend(z.NaNCount)
 	}
 	nanCounts := nb.NewArray()
 	defer nanCounts.Release()
+	nb.Reserve(len(zones))
 	for _, z := range zones {
 		nb.UnsafeAppend(z.NegativeNaNCount)
 	}

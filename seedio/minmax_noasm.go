@@ -1,0 +1,15 @@
+//go:build !amd64 || noasm
+
+package seedio
+
+// Portable build: no SIMD kernels; the pure Go loops are used.
+
+const useAVX2 = false
+
+func minmax64AVX2(p *int64, n int, flip int64) (mn, mx int64) {
+	panic("seedio: minmax64AVX2 without amd64 assembly")
+}
+
+func minmaxF64AVX2(p *uint64, n int) (mn, mx int64, done int) {
+	panic("seedio: minmaxF64AVX2 without amd64 assembly")
+}
