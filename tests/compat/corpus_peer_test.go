@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/tests/peerlance"
 )
 
@@ -310,5 +312,57 @@ func TestPeerRowsAtCorpusTagsAndVersions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPeerPassesLanceRefusalThrough sets an unknown feature flag (bit 16,
+// FLAG_ZONE_WRITE_SEEDS) in the latest manifest of a corpus copy and checks
+// that the driver exits with code 3 carrying Lance 12's unsupported-flags
+// message, which names all reader flags (65537 here: deletions + bit 16), for
+// reads and writes (zone-seeds.md R55, R57 are asserted by the
+// refusal suite; this only proves the message reaches Go intact).
+func TestPeerPassesLanceRefusalThrough(t *testing.T) {
+	corpus, err := peerlance.CorpusDir()
+	if err != nil {
+		t.Skipf("\n!!!!! LANCE CORPUS NOT FOUND (%v): refusal pass-through NOT checked !!!!!", err)
+	}
+	p := peerlance.ForTest(t) // one process per command: no state carried over
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := filepath.Join(t.TempDir(), "tags.lance")
+	if err := peerlance.CopyDir(filepath.Join(corpus, "lance12", "tags.lance"), dir); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "_versions", manifest.ManifestName(manifest.V2, 4))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := manifest.Decode(path, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Manifest.ReaderFeatureFlags |= 1 << 16
+	f.Manifest.WriterFeatureFlags |= 1 << 16
+	out, err := f.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"info", dir, "--brief"}, {"rows", dir}, {"delete", dir, "--where", "id = 1"}} {
+		_, err := p.Run(ctx, args...)
+		var le *peerlance.LanceError
+		if !errors.As(err, &le) {
+			t.Errorf("%v: got %v, want *LanceError", args, err)
+			continue
+		}
+		msg := le.Normalized()
+		want := fmt.Sprintf("This dataset cannot be read by this version of Lance. Please upgrade Lance to read this dataset. Flags: %d", f.Manifest.ReaderFeatureFlags)
+		if !strings.Contains(msg, want) {
+			t.Errorf("%v: Lance said %q; want its unsupported-flags message %q", args, msg, want)
+		}
+		t.Logf("%v -> op %s: %s", args[0], le.Op, msg)
 	}
 }
