@@ -304,3 +304,154 @@ func assertSameContent(t testing.TB, want, got *pb.Manifest) {
 		t.Errorf("restored manifest differs from the target outside fragments/fields")
 	}
 }
+
+// withCoveringIndex adds a version (as Lance 12 would write it) whose index
+// list has a segment with covering fields, so bit 7 is set in both words.
+func withCoveringIndex(t testing.TB, dir string) uint64 {
+	t.Helper()
+	f := latestFile(t, dir)
+	m := proto.Clone(f.Manifest).(*pb.Manifest)
+	m.Version++
+	m.ReaderFeatureFlags |= flags.CoveredIndexMetadata
+	m.WriterFeatureFlags |= flags.CoveredIndexMetadata
+	var frags []uint32
+	for _, fr := range m.GetFragments() {
+		frags = append(frags, uint32(fr.GetId()))
+	}
+	idx := &pb.IndexMetadata{
+		Uuid:           &pb.UUID{Uuid: []byte{0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x47, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x00}},
+		Fields:         []int32{0, 1},
+		CoveringFields: []int32{1},
+		Name:           "covering_idx",
+		DatasetVersion: m.Version,
+	}
+	writeVersion(t, dir, m, &pb.IndexSection{Indices: []*pb.IndexMetadata{idx}}, nil)
+	return m.GetVersion()
+}
+
+// §6.5 row "Restore": bit 7 is kept only if the restored index list has
+// covering fields — restoring a version without such an index clears it,
+// restoring one with it sets it.
+func TestRestoreBit7FollowsRestoredIndexList(t *testing.T) {
+	ctx := context.Background()
+	dir := copyCorpus(t, "lance12/tags.lance")
+	cov := withCoveringIndex(t, dir)
+	d := openDS(t, dir)
+	s, _, err := d.Restore(ctx, Ref{Version: 2}, RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := flagWords(s.Manifest()); got[0]&flags.CoveredIndexMetadata != 0 || got[1]&flags.CoveredIndexMetadata != 0 {
+		t.Errorf("restore of a version without covering indices kept bit 7: %v", got)
+	}
+	s, _, err = d.Restore(ctx, Ref{Version: cov}, RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := flagWords(s.Manifest()); !flags.Has(got[0], got[1], flags.CoveredIndexMetadata) || len(s.Indices()) != 1 {
+		t.Errorf("restore of the covering-index version: flags %v, %d indices", got, len(s.Indices()))
+	}
+}
+
+// §6.5 rows "Shallow clone / branch" and "Deep clone": bit 7 of the source
+// (its index list has covering fields) is kept by all three.
+func TestCloneAndBranchKeepBit7(t *testing.T) {
+	ctx := context.Background()
+	dir := copyCorpus(t, "lance12/tags.lance")
+	withCoveringIndex(t, dir)
+	d := openDS(t, dir)
+	check := func(what string, m *pb.Manifest) {
+		t.Helper()
+		if got := flagWords(m); !flags.Has(got[0], got[1], flags.CoveredIndexMetadata) {
+			t.Errorf("%s lost bit 7: %v", what, got)
+		}
+	}
+	sh, err := d.CloneTo(ctx, openDS(t, filepath.Join(t.TempDir(), "s")), CloneOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("shallow clone", sh.Snapshot.Manifest())
+	// The covering index has no files on disk; a deep clone lists its
+	// (empty) directory and copies nothing for it.
+	dp, err := d.CloneTo(ctx, openDS(t, filepath.Join(t.TempDir(), "d")), CloneOptions{Deep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("deep clone", dp.Snapshot.Manifest())
+	_, bs, err := d.CreateBranch(ctx, "cov", Ref{}, BranchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("branch", bs.Manifest())
+}
+
+// R56: "Activation is explicit, not triggered by opening a table." No
+// snapshot operation on an unflagged dataset sets bit 16.
+func TestR56_DerivedSnapshotsNeverActivateSeeds(t *testing.T) {
+	ctx := context.Background()
+	dir := copyCorpus(t, "lance12/tags.lance")
+	d := openDS(t, dir)
+	var ms []*pb.Manifest
+	if s, err := d.Checkout(ctx, Options{ForWrite: true}); err == nil {
+		ms = append(ms, s.Manifest())
+	} else {
+		t.Fatal(err)
+	}
+	sh, err := d.CloneTo(ctx, openDS(t, filepath.Join(t.TempDir(), "s")), CloneOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp, err := d.CloneTo(ctx, openDS(t, filepath.Join(t.TempDir(), "d")), CloneOptions{Deep: true, Source: Ref{Tag: "first"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, bs, err := d.CreateBranch(ctx, "b", Ref{}, BranchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, _, err := d.Restore(ctx, Ref{Version: 3}, RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms = append(ms, sh.Snapshot.Manifest(), dp.Snapshot.Manifest(), bs.Manifest(), rs.Manifest())
+	for i, m := range ms {
+		if got := flagWords(m); got[0]&flags.ZoneWriteSeeds != 0 || got[1]&flags.ZoneWriteSeeds != 0 {
+			t.Errorf("manifest %d (version %d) gained bit 16: %v", i, m.GetVersion(), got)
+		}
+	}
+}
+
+// R59: a manifest with a half-set pair is corrupt: nothing is derived from
+// it (clone, branch, restore onto it, restore of it) and nothing half-set
+// is ever produced.
+func TestR59_NothingDerivedFromHalfSetManifest(t *testing.T) {
+	ctx := context.Background()
+	for _, half := range [][2]uint64{{flags.ZoneWriteSeeds, 0}, {0, flags.ZoneWriteSeeds}, {flags.MixedDataFileVersions, 0}} {
+		dir := copyCorpus(t, "lance12/tags.lance")
+		bad := foreignCommit(t, dir, func(m *pb.Manifest) { m.ReaderFeatureFlags |= half[0]; m.WriterFeatureFlags |= half[1] })
+		hist := manifestBytes(t, dir)
+		d := openDS(t, dir)
+		if _, err := d.CloneTo(ctx, openDS(t, filepath.Join(t.TempDir(), "s")), CloneOptions{}); !errors.Is(err, flags.ErrHalfSet) {
+			t.Errorf("%v: shallow clone: %v", half, err)
+		}
+		if _, err := d.CloneTo(ctx, openDS(t, filepath.Join(t.TempDir(), "d")), CloneOptions{Deep: true}); !errors.Is(err, flags.ErrHalfSet) {
+			t.Errorf("%v: deep clone: %v", half, err)
+		}
+		if _, _, err := d.CreateBranch(ctx, "b", Ref{}, BranchOptions{}); !errors.Is(err, flags.ErrHalfSet) {
+			t.Errorf("%v: branch: %v", half, err)
+		}
+		if _, _, err := d.Restore(ctx, Ref{Version: 1}, RestoreOptions{}); !errors.Is(err, flags.ErrHalfSet) {
+			t.Errorf("%v: restore onto the half-set head: %v", half, err)
+		}
+		// Restoring the half-set version itself (after a clean head).
+		foreignCommit(t, dir, func(m *pb.Manifest) { m.ReaderFeatureFlags, m.WriterFeatureFlags = 1, 1 })
+		if _, _, err := d.Restore(ctx, Ref{Version: bad}, RestoreOptions{}); !errors.Is(err, flags.ErrHalfSet) {
+			t.Errorf("%v: restore of the half-set version: %v", half, err)
+		}
+		after := manifestBytes(t, dir)
+		assertHistoryUnchanged(t, hist, after)
+		if len(after) != len(hist)+1 {
+			t.Errorf("%v: refused operations wrote %d manifests", half, len(after)-len(hist)-1)
+		}
+	}
+}
