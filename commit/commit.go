@@ -208,6 +208,7 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 	}
 	creating := t.ReadVersion() == 0
 	checked := t.ReadVersion()
+	var writtenTxn []byte
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -291,8 +292,13 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if err != nil {
 			return nil, err
 		}
-		if err := st.Put(ctx, manifest.TransactionsDir+"/"+in.txnFile, txnBytes); err != nil {
-			return nil, fmt.Errorf("write transaction file: %w", err)
+		// The file name depends only on (read_version, uuid): a retry
+		// rewrites it only when a rebase changed the transaction.
+		if !bytes.Equal(txnBytes, writtenTxn) {
+			if err := st.Put(ctx, manifest.TransactionsDir+"/"+in.txnFile, txnBytes); err != nil {
+				return nil, fmt.Errorf("write transaction file: %w", err)
+			}
+			writtenTxn = txnBytes
 		}
 		var idx *pb.IndexSection
 		if res.indices != nil {
