@@ -76,7 +76,7 @@ type Summary struct {
 	Dataset      string         `json:"dataset"`
 	Branch       string         `json:"branch"` // "main" or the branch name
 	Version      uint64         `json:"version"`
-	ManifestPath string         `json:"manifest_path"`
+	ManifestPath string         `json:"manifest_path"` // relative to the main dataset root
 	ManifestSize int64          `json:"manifest_size"`
 	NamingScheme string         `json:"naming_scheme"`
 	Timestamp    string         `json:"timestamp"` // RFC 3339, UTC; "" when absent
@@ -147,7 +147,7 @@ func Summarize(ctx context.Context, d *snapshot.Dataset, opts Options) (*Summary
 	if branch != "" {
 		s.Branch = branch
 	}
-	s.ManifestPath = strings.TrimPrefix(strings.TrimPrefix(f.Name, root), "/")
+	s.ManifestPath = branchPath(branch, strings.TrimPrefix(strings.TrimPrefix(f.Name, root), "/"))
 	if _, scheme, ok := manifest.ParseManifestName(path.Base(f.Name)); ok {
 		s.NamingScheme = scheme.String()
 	}
@@ -164,6 +164,15 @@ func Summarize(ctx context.Context, d *snapshot.Dataset, opts Options) (*Summary
 		countRows(ctx, st, f.Manifest, s)
 	}
 	return s, nil
+}
+
+// branchPath makes rel (relative to a branch root) relative to the main
+// dataset root: "tree/<branch>/" + rel for a branch.
+func branchPath(branch, rel string) string {
+	if br := snapshot.BranchRoot(branch); br != "" {
+		return br + "/" + rel
+	}
+	return rel
 }
 
 // resolve turns options into (branch, version) without reading manifests.
@@ -418,7 +427,7 @@ func Versions(ctx context.Context, d *snapshot.Dataset, branch string) ([]Versio
 		s := FromFile(f)
 		e := VersionEntry{
 			Version: info.Version, Timestamp: s.Timestamp, NamingScheme: info.Scheme.String(),
-			ManifestPath: info.Path, ManifestSize: f.Size, ReaderFlags: s.ReaderFlags, WriterFlags: s.WriterFlags,
+			ManifestPath: branchPath(branch, info.Path), ManifestSize: f.Size, ReaderFlags: s.ReaderFlags, WriterFlags: s.WriterFlags,
 			NumFragments: s.NumFragments, Tags: []string{},
 		}
 		for _, t := range tags {

@@ -1,0 +1,473 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/lancekeeper/lancekeeper/commit"
+	"github.com/lancekeeper/lancekeeper/datafile"
+	"github.com/lancekeeper/lancekeeper/flags"
+	"github.com/lancekeeper/lancekeeper/store"
+)
+
+// Write is `lancekeeper write`.
+func (commands) Write() command {
+	return command{
+		name:    "write",
+		usage:   "DATASET --from FILE [--mode create|append|overwrite] [--seeds all|COL,…] [--rows-per-zone N] [--enable-zone-write-seeds] [--format auto|arrow|parquet|csv] [--max-rows-per-file N] [--progress] [--json]",
+		summary: "Write Arrow IPC, Parquet or CSV rows as Lance v2.0 data files (optionally with v1 zone write seeds) and commit them.",
+		run:     runWrite,
+	}
+}
+
+// writeJSON is the `write --json` output.
+type writeJSON struct {
+	Version       uint64          `json:"version"`
+	ReadVersion   uint64          `json:"read_version"`
+	Mode          string          `json:"mode"`
+	Rows          int64           `json:"rows"`
+	Files         []writeFileJSON `json:"files"`
+	FragmentIDs   []uint64        `json:"fragment_ids"`
+	ReaderFlags   uint64          `json:"reader_feature_flags"`
+	WriterFlags   uint64          `json:"writer_feature_flags"`
+	FlagNames     []string        `json:"reader_feature_flag_names"`
+	Attempts      int             `json:"attempts"`
+	ManifestPath  string          `json:"manifest_path"`
+	ZoneSeedsFlag bool            `json:"zone_write_seeds"`
+}
+
+type writeFileJSON struct {
+	Path  string   `json:"path"`
+	Rows  uint64   `json:"rows"`
+	Bytes uint64   `json:"bytes"`
+	Seeds []string `json:"seeds"`
+}
+
+func runWrite(e *env, args []string) int {
+	c := commands{}.Write()
+	fs := newFlagSet(e, c)
+	from := fs.String("from", "", "input file: Arrow IPC (file or stream), Parquet or CSV with a header row")
+	format := fs.String("format", "auto", "input format: auto (by content, .csv/.tsv by name), arrow, parquet, csv")
+	modeS := fs.String("mode", "", "create, append or overwrite (default: create if the dataset does not exist, else append)")
+	seeds := fs.String("seeds", "", "columns that get v1 zone write seeds: all, or a comma-separated list (default: none)")
+	rpz := fs.Uint64("rows-per-zone", 0, "rows per seed zone (default 8192)")
+	enable := fs.Bool("enable-zone-write-seeds", false, "explicitly allow this write to set FLAG_ZONE_WRITE_SEEDS (old Lance readers then refuse the dataset)")
+	maxRows := fs.Int("max-rows-per-file", 0, "rows per data file / fragment (default 1048576)")
+	progress := fs.Bool("progress", false, "show a progress bar on stderr even when it is not a terminal")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitBadInput
+	}
+	if len(pos) != 1 || *from == "" {
+		fs.Usage()
+		return exitBadInput
+	}
+	st, err := store.Open(e.ctx, pos[0])
+	if err != nil {
+		return fail(e, c.name, exitBadInput, err)
+	}
+	defer st.Close()
+
+	opts := commit.WriteOptions{RowsPerZone: *rpz, EnableZoneWriteSeeds: *enable, MaxRowsPerFile: *maxRows}
+	switch strings.TrimSpace(*seeds) {
+	case "":
+	case "all", "*":
+		opts.SeedAllColumns = true
+	default:
+		for _, col := range strings.Split(*seeds, ",") {
+			if col = strings.TrimSpace(col); col != "" {
+				opts.SeedColumns = append(opts.SeedColumns, col)
+			}
+		}
+	}
+	if *modeS == "" {
+		exists, err := datasetExists(e.ctx, st)
+		if err != nil {
+			return fail(e, c.name, exitFailure, err)
+		}
+		opts.Mode = commit.ModeCreate
+		if exists {
+			opts.Mode = commit.ModeAppend
+		}
+	} else if opts.Mode, err = commit.ParseMode(*modeS); err != nil {
+		return fail(e, c.name, exitBadInput, err)
+	}
+
+	in, err := openInput(e.ctx, *from, *format)
+	if err != nil {
+		return fail(e, c.name, exitBadInput, err)
+	}
+	defer in.Close()
+	var bar *progressBar
+	if *progress || (isTerminal(os.Stderr) && in.size >= 8<<20) {
+		bar = newProgressBar(e.stderr, in)
+		opts.Progress = bar.update
+	}
+	res, err := commit.WriteArrow(e.ctx, st, in.rdr, opts)
+	if bar != nil {
+		bar.done(err == nil)
+	}
+	if err != nil {
+		return fail(e, c.name, writeErrorCode(err), fmt.Errorf("%s: %w", pos[0], err))
+	}
+	m := res.Manifest
+	if *asJSON {
+		out := writeJSON{
+			Version: res.Version, ReadVersion: res.ReadVersion, Mode: opts.Mode.String(), Rows: res.Rows,
+			FragmentIDs: res.FragmentIDs, ReaderFlags: m.GetReaderFeatureFlags(), WriterFlags: m.GetWriterFeatureFlags(),
+			FlagNames: flags.Names(m.GetReaderFeatureFlags()), Attempts: res.Attempts, ManifestPath: res.ManifestPath,
+			ZoneSeedsFlag: commit.HasZoneWriteSeeds(m), Files: []writeFileJSON{},
+		}
+		if out.FragmentIDs == nil {
+			out.FragmentIDs = []uint64{}
+		}
+		for _, f := range res.Files {
+			out.Files = append(out.Files, writeFileJSON{Path: f.Path, Rows: f.Rows, Bytes: f.Bytes, Seeds: seededColumns(f.Seeds)})
+		}
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return fail(e, c.name, exitFailure, err)
+		}
+		fmt.Fprintf(e.stdout, "%s\n", b)
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "committed version %d (%s, read version %d): %d rows in %d data file(s)\n",
+		res.Version, opts.Mode, res.ReadVersion, res.Rows, len(res.Files))
+	for _, f := range res.Files {
+		s := "no seeds"
+		if cols := seededColumns(f.Seeds); len(cols) > 0 {
+			s = "v1 seeds: " + strings.Join(cols, ", ")
+		}
+		fmt.Fprintf(e.stdout, "  %s  %d rows  %d bytes  %s\n", f.Path, f.Rows, f.Bytes, s)
+		for _, sr := range f.Seeds {
+			if sr.Err != nil {
+				fmt.Fprintf(e.stdout, "    no seed for %s: %s\n", sr.Column, oneLine(sr.Err.Error()))
+			}
+		}
+	}
+	fmt.Fprintf(e.stdout, "feature flags: reader %d %v, writer %d %v\n", m.GetReaderFeatureFlags(), flags.Names(m.GetReaderFeatureFlags()),
+		m.GetWriterFeatureFlags(), flags.Names(m.GetWriterFeatureFlags()))
+	if res.Attempts > 1 {
+		fmt.Fprintf(e.stdout, "committed after %d attempts (concurrent writers)\n", res.Attempts)
+	}
+	return exitOK
+}
+
+func seededColumns(seeds []datafile.SeedResult) []string {
+	out := []string{}
+	for _, s := range seeds {
+		if s.BufferIndex != 0 && s.Err == nil {
+			out = append(out, s.Column)
+		}
+	}
+	return out
+}
+
+// writeErrorCode: problems with the input or the request are exit 2, the
+// rest (I/O, conflicts) exit 1.
+func writeErrorCode(err error) int {
+	switch {
+	case errors.Is(err, commit.ErrSchemaMismatch), errors.Is(err, commit.ErrSeedsNotEnabled),
+		errors.Is(err, commit.ErrDatasetExists), errors.Is(err, commit.ErrDatasetNotFound),
+		errors.Is(err, commit.ErrInvalidTransaction), errors.Is(err, datafile.ErrInvalidSchema),
+		errors.Is(err, datafile.ErrInvalidData), errors.Is(err, flags.ErrUnsupported), errors.Is(err, flags.ErrHalfSet),
+		errors.Is(err, errInput):
+		return exitBadInput
+	}
+	return exitFailure
+}
+
+func datasetExists(ctx context.Context, st *store.Store) (bool, error) {
+	objs, err := st.List(ctx, "_versions/", store.ListOptions{Shallow: true})
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	for _, o := range objs {
+		if strings.HasSuffix(o.Key, ".manifest") {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// errInput marks failures to read the input file.
+var errInput = errors.New("cannot read input")
+
+// input is an opened input file as a record reader, with a byte counter for
+// the progress bar.
+type input struct {
+	rdr   array.RecordReader
+	size  int64
+	read  *atomic.Int64
+	rows  int64 // total rows when the format says (Parquet), else -1
+	close []func() error
+}
+
+func (in *input) Close() error {
+	var first error
+	for i := len(in.close) - 1; i >= 0; i-- {
+		if err := in.close[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// countingFile counts the bytes read through Read and ReadAt.
+type countingFile struct {
+	*os.File
+	n *atomic.Int64
+}
+
+func (c countingFile) Read(p []byte) (int, error) {
+	n, err := c.File.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (c countingFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.File.ReadAt(p, off)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// sniffFormat tells the input format from its first bytes (and the name
+// for CSV).
+func sniffFormat(head []byte, name string) (string, error) {
+	switch {
+	case bytes.HasPrefix(head, []byte("ARROW1")):
+		return "arrow-file", nil
+	case bytes.HasPrefix(head, []byte("PAR1")):
+		return "parquet", nil
+	case len(head) >= 8 && bytes.Equal(head[:4], []byte{0xff, 0xff, 0xff, 0xff}):
+		return "arrow-stream", nil // continuation marker of an IPC stream message
+	}
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".csv", ".tsv":
+		return "csv", nil
+	case ".arrows", ".stream":
+		return "arrow-stream", nil
+	}
+	return "", fmt.Errorf("%w %s: not Arrow IPC (no ARROW1 magic or stream marker), not Parquet (no PAR1 magic), and not named .csv/.tsv; use --format", errInput, name)
+}
+
+// openInput opens an Arrow IPC file or stream, a Parquet file or a CSV file
+// (header row, types inferred from the first row) as a record reader.
+func openInput(ctx context.Context, name, format string) (*input, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errInput, err)
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.IsDir() {
+		f.Close()
+		if err == nil {
+			err = errors.New("is a directory")
+		}
+		return nil, fmt.Errorf("%w %s: %v", errInput, name, err)
+	}
+	in := &input{size: fi.Size(), read: &atomic.Int64{}, rows: -1, close: []func() error{f.Close}}
+	cf := countingFile{File: f, n: in.read}
+	fail := func(err error) (*input, error) {
+		in.Close()
+		return nil, fmt.Errorf("%w %s: %v", errInput, name, err)
+	}
+	if format == "" || format == "auto" {
+		head := make([]byte, 8)
+		n, _ := io.ReadFull(f, head)
+		if format, err = sniffFormat(head[:n], name); err != nil {
+			in.Close()
+			return nil, err
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return fail(err)
+		}
+	}
+	switch format {
+	case "arrow", "arrow-file", "arrow-stream", "ipc":
+		if format != "arrow-stream" {
+			if fr, err := ipc.NewFileReader(cf, ipc.WithAllocator(memory.DefaultAllocator)); err == nil {
+				in.rdr = &ipcFileRecords{fr: fr}
+				in.close = append(in.close, func() error { return fr.Close() })
+				return in, nil
+			} else if format == "arrow-file" {
+				return fail(err)
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return fail(err)
+			}
+		}
+		r, err := ipc.NewReader(bufio.NewReaderSize(cf, 1<<20))
+		if err != nil {
+			return fail(err)
+		}
+		in.rdr = r
+		in.close = append(in.close, func() error { r.Release(); return nil })
+		return in, nil
+	case "parquet":
+		pf, err := file.NewParquetReader(cf)
+		if err != nil {
+			return fail(err)
+		}
+		in.close = append(in.close, pf.Close)
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+		if err != nil {
+			return fail(err)
+		}
+		rr, err := fr.GetRecordReader(ctx, nil, nil)
+		if err != nil {
+			return fail(err)
+		}
+		in.rdr = rr
+		in.rows = pf.NumRows()
+		in.close = append(in.close, func() error { rr.Release(); return nil })
+		return in, nil
+	case "csv", "tsv":
+		opts := []csv.Option{csv.WithHeader(true), csv.WithChunk(64 << 10), csv.WithNullReader(false, "", "NULL", "null")}
+		if format == "tsv" || strings.EqualFold(filepath.Ext(name), ".tsv") {
+			opts = append(opts, csv.WithComma('\t'))
+		}
+		r := csv.NewInferringReader(bufio.NewReaderSize(cf, 1<<20), opts...)
+		// The schema is inferred from the first row: read it now so a bad
+		// file fails before anything is written.
+		if !r.Next() {
+			err := r.Err()
+			if err == nil {
+				err = errors.New("no data rows after the header")
+			}
+			r.Release()
+			return fail(err)
+		}
+		in.rdr = &peekedRecords{RecordReader: r, first: true}
+		in.close = append(in.close, func() error { r.Release(); return nil })
+		return in, nil
+	}
+	in.Close()
+	return nil, fmt.Errorf("%w: unknown --format %q (want auto, arrow, parquet or csv)", errInput, format)
+}
+
+// ipcFileRecords iterates the record batches of an IPC file.
+type ipcFileRecords struct {
+	fr  *ipc.FileReader
+	i   int
+	cur arrow.RecordBatch
+	err error
+}
+
+func (r *ipcFileRecords) Retain()               {}
+func (r *ipcFileRecords) Release()              {}
+func (r *ipcFileRecords) Schema() *arrow.Schema { return r.fr.Schema() }
+func (r *ipcFileRecords) Err() error            { return r.err }
+func (r *ipcFileRecords) Next() bool {
+	if r.err != nil || r.i >= r.fr.NumRecords() {
+		return false
+	}
+	rec, err := r.fr.RecordBatch(r.i)
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.i++
+	r.cur = rec
+	return true
+}
+func (r *ipcFileRecords) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *ipcFileRecords) Record() arrow.RecordBatch      { return r.cur }
+
+// peekedRecords replays a record reader whose first batch was already read.
+type peekedRecords struct {
+	array.RecordReader
+	first bool
+}
+
+func (p *peekedRecords) Next() bool {
+	if p.first {
+		p.first = false
+		return true
+	}
+	return p.RecordReader.Next()
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progressBar draws "[=====>    ]  45%  1234567 rows  12.3 MB/s" on one
+// stderr line, at most ten times a second.
+type progressBar struct {
+	w     io.Writer
+	in    *input
+	start time.Time
+	last  time.Time
+	rows  int64
+}
+
+func newProgressBar(w io.Writer, in *input) *progressBar {
+	return &progressBar{w: w, in: in, start: time.Now()}
+}
+
+func (p *progressBar) update(rows int64) {
+	p.rows = rows
+	if time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	p.draw()
+}
+
+func (p *progressBar) draw() {
+	frac := 0.0
+	switch {
+	case p.in.rows > 0:
+		frac = float64(p.rows) / float64(p.in.rows)
+	case p.in.size > 0:
+		frac = float64(p.in.read.Load()) / float64(p.in.size)
+	}
+	frac = min(max(frac, 0), 1)
+	const width = 30
+	fill := int(frac * width)
+	bar := strings.Repeat("=", fill) + strings.Repeat(" ", width-fill)
+	if fill < width {
+		bar = bar[:fill] + ">" + bar[fill+1:]
+	}
+	secs := time.Since(p.start).Seconds()
+	rate := 0.0
+	if secs > 0 {
+		rate = float64(p.in.read.Load()) / secs / 1e6
+	}
+	fmt.Fprintf(p.w, "\r[%s] %3.0f%%  %d rows  %.1f MB/s", bar, frac*100, p.rows, rate)
+}
+
+func (p *progressBar) done(ok bool) {
+	if ok {
+		p.in.read.Store(p.in.size)
+		if p.in.rows > 0 {
+			p.rows = p.in.rows
+		}
+	}
+	p.draw()
+	fmt.Fprintln(p.w)
+}
