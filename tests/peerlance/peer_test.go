@@ -352,9 +352,21 @@ func TestMakeRandomDataset(t *testing.T) {
 		{1, RandomOptions{}},
 		{2, RandomOptions{StorageVersion: "2.1", StableRowIDs: true}},
 		{3, RandomOptions{Ops: 14, StorageVersion: "2.2"}},
+		{4, RandomOptions{Ops: 12, V1Paths: true}},
+		{5, RandomOptions{Ops: 12, StableRowIDs: true, MaxBatchRows: 60}},
+		{6, RandomOptions{Ops: 16}},
+		{12, RandomOptions{Ops: 16}},
+		{11, RandomOptions{Ops: 16}},
+		{10, RandomOptions{Ops: 16}},
+		{9, RandomOptions{Ops: 16}},
+		{8, RandomOptions{Ops: 16}},
+		{7, RandomOptions{Ops: 16}},
 	}
+	used := map[string]bool{}
+	ran := 0
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("seed%d_%s", tc.seed, tc.opts.StorageVersion), func(t *testing.T) {
+		t.Run(fmt.Sprintf("seed%d", tc.seed), func(t *testing.T) {
+			ran++
 			ctx := testContext(t)
 			dir := filepath.Join(t.TempDir(), "rand.lance")
 			ds, err := MakeRandomDataset(ctx, p, dir, tc.seed, tc.opts)
@@ -362,10 +374,22 @@ func TestMakeRandomDataset(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, s := range ds.Steps {
+				used[s.Args[0]] = true
+			}
+			for _, s := range ds.Steps {
 				t.Logf("step %s", s)
 			}
 			CheckRandomDataset(ctx, t, p, ds)
 		})
+	}
+	// The seeds above are chosen so that every kind of operation runs.
+	if ran < len(cases) {
+		return // some seeds were filtered out by -run
+	}
+	for _, op := range []string{"create", "append", "delete", "update", "tag-create", "tag-update", "tag-delete", "create-index", "drop-index", "restore", "optimize", "add-columns"} {
+		if !used[op] {
+			t.Errorf("no seed exercised %s; used %v", op, used)
+		}
 	}
 }
 
@@ -378,6 +402,9 @@ func CheckRandomDataset(ctx context.Context, t *testing.T, p *Peer, ds *RandomDa
 	}
 	if in.LatestVersion != ds.Latest || len(in.Versions) != int(ds.Latest) {
 		t.Fatalf("Lance: latest %d with %d versions; model: latest %d", in.LatestVersion, len(in.Versions), ds.Latest)
+	}
+	if in.UsesV2ManifestPaths == ds.Options.V1Paths {
+		t.Errorf("Lance says uses_v2_manifest_paths=%v, generator asked for V1 paths=%v", in.UsesV2ManifestPaths, ds.Options.V1Paths)
 	}
 	if len(in.Tags) != len(ds.Tags) {
 		t.Errorf("Lance tags %v, model %v", in.Tags, ds.Tags)
@@ -403,8 +430,8 @@ func CheckRandomDataset(ctx context.Context, t *testing.T, p *Peer, ds *RandomDa
 		} else {
 			for i, c := range st.Columns {
 				want, _ := TypeString(c.Type)
-				if f := v.Schema.Fields[i]; f.Name != c.Name || f.Type != want {
-					t.Errorf("version %d column %d: Lance %s %s, model %s %s", v.Version, i, f.Name, f.Type, c.Name, want)
+				if f := v.Schema.Fields[i]; f.Name != c.Name || f.Type != want || f.Nullable != c.Nullable {
+					t.Errorf("version %d column %d: Lance %s %s nullable=%v, model %s %s nullable=%v", v.Version, i, f.Name, f.Type, f.Nullable, c.Name, want, c.Nullable)
 				}
 			}
 		}
@@ -442,6 +469,11 @@ func CheckRandomDataset(ctx context.Context, t *testing.T, p *Peer, ds *RandomDa
 	if t.Failed() {
 		dumpSteps(t, ds)
 	}
+	compared := 0
+	for _, st := range ds.States {
+		compared += len(st.Rows)
+	}
+	t.Logf("seed %d: %d steps, %d versions, %d rows compared bit for bit, %d tags", ds.Seed, len(ds.Steps), len(in.Versions), compared, len(in.Tags))
 }
 
 func compareIDs(a, b string) int {
@@ -522,5 +554,52 @@ func TestServeMatchesOneShot(t *testing.T) {
 	}
 	if l1.Normalized() != l2.Normalized() {
 		t.Errorf("missing tag: one-shot says %q, serve says %q", l1.Normalized(), l2.Normalized())
+	}
+}
+
+// TestFindReportsMissingInstall: with node present but no installed
+// packages, Find must say to run install.sh (and ForTest would fail, not skip).
+func TestFindReportsMissingInstall(t *testing.T) {
+	ForTest(t) // skips loudly without node
+	t.Setenv(EnvModules, "")
+	t.Setenv(EnvCache, t.TempDir())
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "tests", "peer", "node_modules")); err == nil {
+		t.Skip("tests/peer/node_modules exists, so the packages are installed there")
+	}
+	_, err = Find()
+	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "tests/peer/install.sh") {
+		t.Errorf("Find with an empty cache: %v; want ErrNotInstalled naming tests/peer/install.sh", err)
+	}
+}
+
+// TestMakeRandomDatasetIsDeterministic: the same seed and options give the
+// same operations (the IPC file names aside, which live in a temp dir).
+func TestMakeRandomDatasetIsDeterministic(t *testing.T) {
+	p := ServeForTest(t)
+	ctx := testContext(t)
+	steps := func() []string {
+		ds, err := MakeRandomDataset(ctx, p, filepath.Join(t.TempDir(), "d.lance"), 7, RandomOptions{Ops: 6, V1Paths: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range ds.Steps {
+			args := slices.Clone(s.Args)
+			for i, a := range args {
+				if strings.HasSuffix(a, ".arrow") {
+					args[i] = filepath.Base(a)
+				}
+			}
+			out = append(out, fmt.Sprintf("%d %d %q", s.VersionBefore, s.VersionAfter, args))
+		}
+		return out
+	}
+	a, b := steps(), steps()
+	if !slices.Equal(a, b) {
+		t.Errorf("seed 7 gave different runs:\n%s\n--\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
 	}
 }

@@ -25,6 +25,8 @@ type RandomOptions struct {
 	StorageVersion string
 	// StableRowIDs creates the table with stable row ids.
 	StableRowIDs bool
+	// V1Paths creates the table with V1 manifest names ({version}.manifest).
+	V1Paths bool
 	// MaxBatchRows bounds the rows of the create and of each append (default 24).
 	MaxBatchRows int
 }
@@ -58,8 +60,9 @@ func (s Step) String() string {
 
 // Column is a column of the modelled schema.
 type Column struct {
-	Name string
-	Type arrow.DataType
+	Name     string
+	Type     arrow.DataType
+	Nullable bool
 }
 
 // State is the modelled content of one version: columns, rows (each a slice
@@ -228,7 +231,7 @@ func (g *generator) create(ctx context.Context) error {
 	n := 3 + g.rng.IntN(4)
 	cols := []Column{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}
 	for i, k := range pool[:n] {
-		cols = append(cols, Column{Name: fmt.Sprintf("c%d_%s", i+1, k.name), Type: k.typ})
+		cols = append(cols, Column{Name: fmt.Sprintf("c%d_%s", i+1, k.name), Type: k.typ, Nullable: true})
 	}
 	g.cur = &State{Columns: cols}
 	file, rows, err := g.batch(1 + g.rng.IntN(g.opts.MaxBatchRows))
@@ -238,6 +241,9 @@ func (g *generator) create(ctx context.Context) error {
 	args := []string{"create", "--ipc", file, "--storage-version", g.opts.StorageVersion}
 	if g.opts.StableRowIDs {
 		args = append(args, "--stable-row-ids")
+	}
+	if g.opts.V1Paths {
+		args = append(args, "--v1-paths")
 	}
 	return g.run(ctx, args, func() { g.cur.Rows = append(g.cur.Rows, rows...) })
 }
@@ -321,9 +327,21 @@ func (g *generator) opDelete(ctx context.Context) error {
 	})
 }
 
+// updatable reports whether the generator updates columns of type t.
+func updatable(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT32, arrow.INT64, arrow.STRING, arrow.LARGE_STRING, arrow.BOOL:
+		return true
+	}
+	return false
+}
+
 // updateLiteral returns an SQL literal for a column of type t and the
 // canonical value it stores, or ok=false when the type is not updated.
 func (g *generator) updateLiteral(t arrow.DataType) (sql, val string, ok bool) {
+	if !updatable(t) {
+		return "", "", false
+	}
 	if g.rng.IntN(5) == 0 {
 		return "NULL", "null", true
 	}
@@ -353,10 +371,11 @@ func (g *generator) updateLiteral(t arrow.DataType) (sql, val string, ok bool) {
 func (g *generator) opUpdate(ctx context.Context) error {
 	var candidates []int
 	for i, c := range g.cur.Columns {
-		if c.Name == "id" {
+		// id and the `id * 2` columns (not nullable, derived) are not updated.
+		if !c.Nullable {
 			continue
 		}
-		if _, _, ok := g.updateLiteral(c.Type); ok {
+		if updatable(c.Type) {
 			candidates = append(candidates, i)
 		}
 	}
@@ -469,7 +488,9 @@ func (g *generator) opAddColumn(ctx context.Context) error {
 	g.addSeq++
 	name := fmt.Sprintf("added%d_i64", g.addSeq)
 	return g.run(ctx, []string{"add-columns", "--sql", name + "=id * 2"}, func() {
-		g.cur.Columns = append(g.cur.Columns, Column{Name: name, Type: arrow.PrimitiveTypes.Int64})
+		// Lance derives the column's nullability from the expression: id is
+		// not nullable, so neither is id * 2.
+		g.cur.Columns = append(g.cur.Columns, Column{Name: name, Type: arrow.PrimitiveTypes.Int64, Nullable: false})
 		for i := range g.cur.Rows {
 			g.cur.Rows[i].Values = append(g.cur.Rows[i].Values, `"`+strconv.FormatInt(2*g.cur.Rows[i].ID, 10)+`"`)
 		}
@@ -482,7 +503,7 @@ func (g *generator) batch(n int) (string, []ModelRow, error) {
 	mem := memory.NewGoAllocator()
 	fields := make([]arrow.Field, len(g.cur.Columns))
 	for i, c := range g.cur.Columns {
-		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: c.Name != "id"}
+		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: c.Nullable}
 	}
 	schema := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(mem, schema)
