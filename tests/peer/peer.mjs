@@ -361,8 +361,8 @@ async function cmdRows(mods, pos, flags) {
       num_rows: n,
       schema: outSchema,
       columns: outSchema.fields.map((f) => f.name),
-      row_ids: idIdx >= 0 ? perm.map((i) => acc.columns[idIdx][i]) : null,
-      row_addrs: addrs ? perm.map((i) => addrs[i]) : null,
+      row_ids: idIdx >= 0 ? perm.map((i) => acc.columns[idIdx][i]) : [],
+      row_addrs: addrs ? perm.map((i) => addrs[i]) : [],
       rows: perm.map((i) => dataIdx.map((c) => acc.columns[c][i])),
     };
   } finally {
