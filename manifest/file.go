@@ -175,28 +175,49 @@ func encode(prelude []byte, major, minor int16, m *pb.Manifest, idx *pb.IndexSec
 	if m == nil {
 		return nil, fmt.Errorf("manifest: Encode: nil manifest")
 	}
-	buf := append([]byte(nil), prelude...)
-	var err error
+	// Size every part first (the manifest's own size depends on the section
+	// offsets), then write everything into one exactly-sized buffer.
+	sizer := proto.MarshalOptions{Deterministic: true}
+	pos := uint64(len(prelude))
 	var idxOff, txnOff *uint64
+	var idxSize, txnSize int
 	if idx != nil {
-		off := uint64(len(buf))
-		idxOff = &off
-		if buf, err = appendSection(buf, idx, "index section"); err != nil {
-			return nil, err
-		}
+		off := pos
+		idxOff, idxSize = &off, sizer.Size(idx)
+		pos += 4 + uint64(idxSize)
 	}
 	if txn != nil {
-		off := uint64(len(buf))
-		txnOff = &off
-		if buf, err = appendSection(buf, txn, "transaction section"); err != nil {
-			return nil, err
-		}
+		off := pos
+		txnOff, txnSize = &off, sizer.Size(txn)
+		pos += 4 + uint64(txnSize)
 	}
 	mc := shallowCopy(m)
 	mc.IndexSection = idxOff
 	mc.TransactionSection = txnOff
-	mpos := uint64(len(buf))
-	if buf, err = appendSection(buf, mc, "manifest"); err != nil {
+	mpos := pos
+	mSize := sizer.Size(mc)
+	for _, part := range []struct {
+		what string
+		size int
+	}{{"index section", idxSize}, {"transaction section", txnSize}, {"manifest", mSize}} {
+		if part.size > math.MaxUint32 {
+			return nil, fmt.Errorf("manifest: Encode: %s is %d bytes, more than a u32 length prefix can hold", part.what, part.size)
+		}
+	}
+	buf := make([]byte, 0, mpos+4+uint64(mSize)+FooterSize)
+	buf = append(buf, prelude...)
+	var err error
+	if idx != nil {
+		if buf, err = appendSection(buf, idx, idxSize, "index section"); err != nil {
+			return nil, err
+		}
+	}
+	if txn != nil {
+		if buf, err = appendSection(buf, txn, txnSize, "transaction section"); err != nil {
+			return nil, err
+		}
+	}
+	if buf, err = appendSection(buf, mc, mSize, "manifest"); err != nil {
 		return nil, err
 	}
 	buf = binary.LittleEndian.AppendUint64(buf, mpos)
@@ -206,21 +227,18 @@ func encode(prelude []byte, major, minor int16, m *pb.Manifest, idx *pb.IndexSec
 	return buf, nil
 }
 
-func appendSection(buf []byte, msg proto.Message, what string) ([]byte, error) {
-	opts := proto.MarshalOptions{Deterministic: true}
-	size := opts.Size(msg)
-	if size > math.MaxUint32 {
-		return nil, fmt.Errorf("manifest: Encode: %s is %d bytes, more than a u32 length prefix can hold", what, size)
-	}
+// appendSection appends a u32 length prefix and msg, whose size (cached
+// inside msg by the sizing pass) is size.
+func appendSection(buf []byte, msg proto.Message, size int, what string) ([]byte, error) {
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(size))
 	start := len(buf)
-	buf = binary.LittleEndian.AppendUint32(buf, 0)
-	// Size has just cached every sub-message size; reuse them.
-	opts.UseCachedSize = true
-	out, err := opts.MarshalAppend(buf, msg)
+	out, err := proto.MarshalOptions{Deterministic: true, UseCachedSize: true}.MarshalAppend(buf, msg)
 	if err != nil {
 		return nil, fmt.Errorf("manifest: Encode: marshal %s: %w", what, err)
 	}
-	binary.LittleEndian.PutUint32(out[start:], uint32(len(out)-start-4))
+	if len(out)-start != size {
+		return nil, fmt.Errorf("manifest: Encode: %s changed size while being written (%d, then %d bytes); was it modified concurrently?", what, size, len(out)-start)
+	}
 	return out, nil
 }
 
