@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -307,19 +308,61 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if w.rows+n > maxPageRows-1 {
 		return fmt.Errorf("%w: a file holds at most 2^32-1 rows (spec §6 trap 13)", ErrInvalidData)
 	}
-	for _, s := range w.seeds {
-		if s.err == nil {
-			s.err = s.collector.Observe(rec.Column(s.top))
+	// Seed collectors run concurrently with page encoding; each touches only
+	// its own collector and reads the arrays of rec. Arrow computes unknown
+	// null counts lazily and caches them in the shared ArrayData, so settle
+	// them first: afterwards every access is a read.
+	if len(w.seeds) > 0 {
+		for _, c := range rec.Columns() {
+			settleNullCounts(c.Data(), 0)
 		}
 	}
-	for i := range w.schema.Fields() {
-		if err := w.writeArray(w.tops[i], rec.Column(i)); err != nil {
-			w.stickErr = err
-			return err
+	var wg sync.WaitGroup
+	for _, s := range w.seeds {
+		if s.err == nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.err = s.collector.Observe(rec.Column(s.top))
+			}()
 		}
+	}
+	var err error
+	for i := range w.schema.Fields() {
+		if err = w.writeArray(w.tops[i], rec.Column(i)); err != nil {
+			w.stickErr = err
+			break
+		}
+	}
+	wg.Wait()
+	if err != nil {
+		return err
 	}
 	w.rows += n
 	return nil
+}
+
+// settleNullCounts computes and stores every unknown null count of d and
+// its children and dictionary.
+func settleNullCounts(d arrow.ArrayData, depth int) {
+	if d == nil || depth > maxEncodingDepth {
+		return
+	}
+	if ad, ok := d.(*array.Data); ok && ad.NullN() < 0 {
+		nulls := 0
+		if b := ad.Buffers(); len(b) > 0 && b[0] != nil {
+			nulls = ad.Len() - bitutil.CountSetBits(b[0].Bytes(), ad.Offset(), ad.Len())
+		}
+		ad.SetNullN(nulls)
+	}
+	for _, c := range d.Children() {
+		settleNullCounts(c, depth+1)
+	}
+	if dict := d.Dictionary(); dict != nil {
+		if dd, ok := dict.(*array.Data); ok && dd != nil {
+			settleNullCounts(dd, depth+1)
+		}
+	}
 }
 
 // checkArray rejects data 2.0 cannot store: nulls in a non-nullable field and
@@ -390,30 +433,32 @@ func (c *column) rowsThatFit(a arrow.Array, start, budget int) int {
 		k := int(int64(budget) * 8 / int64(c.rowBits()))
 		return max(1, min(k, left))
 	}
+	// Largest k with 8k + bytes(start, start+k) <= budget, by binary search
+	// over the offsets.
 	d := a.Data()
 	off := d.Offset() + start
-	used := 0
-	k := 0
-	for k < left {
-		l := binaryLen(d, off+k)
-		if used+8+l > budget && k > 0 {
-			break
+	span := binarySpan(d)
+	lo, hi := 1, left
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if 8*mid+span(off, off+mid) <= budget {
+			lo = mid
+		} else {
+			hi = mid - 1
 		}
-		used += 8 + l
-		k++
 	}
-	return max(1, k)
+	return lo
 }
 
-// binaryLen is the byte length of slot i (absolute index) of binary data d.
-func binaryLen(d arrow.ArrayData, i int) int {
+// binarySpan returns a function giving the data bytes of absolute slots [i, j).
+func binarySpan(d arrow.ArrayData) func(i, j int) int {
 	ob := d.Buffers()[1].Bytes()
 	if d.DataType().ID() == arrow.LARGE_STRING || d.DataType().ID() == arrow.LARGE_BINARY {
 		o := arrow.Int64Traits.CastFromBytes(ob)
-		return int(o[i+1] - o[i])
+		return func(i, j int) int { return int(o[j] - o[i]) }
 	}
 	o := arrow.Int32Traits.CastFromBytes(ob)
-	return int(o[i+1] - o[i])
+	return func(i, j int) int { return int(o[j] - o[i]) }
 }
 
 // growBits extends bitmap b to hold n bits (new bits zero).

@@ -1,0 +1,115 @@
+package datafile
+
+import (
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// benchBatches builds 1M rows of {int64, float64, utf8} in 64Ki-row batches
+// (nullable, ~5% nulls, strings of 0–31 bytes).
+func benchBatches(b *testing.B) ([]arrow.RecordBatch, int64) {
+	b.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	r := newRand(42)
+	const rows, batch = 1 << 20, 1 << 16
+	var recs []arrow.RecordBatch
+	var size int64
+	letters := "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	for done := 0; done < rows; done += batch {
+		bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		ib := bld.Field(0).(*array.Int64Builder)
+		fb := bld.Field(1).(*array.Float64Builder)
+		sb := bld.Field(2).(*array.StringBuilder)
+		for range batch {
+			if r.IntN(20) == 0 {
+				ib.AppendNull()
+				fb.AppendNull()
+				sb.AppendNull()
+				continue
+			}
+			ib.Append(int64(r.Uint64()))
+			fb.Append(r.NormFloat64())
+			n := r.IntN(32)
+			start := r.IntN(len(letters) - n + 1)
+			sb.Append(letters[start : start+n])
+			size += int64(n)
+		}
+		rec := bld.NewRecordBatch()
+		bld.Release()
+		recs = append(recs, rec)
+	}
+	size += rows * (8 + 8 + 4) // values and string offsets
+	return recs, size
+}
+
+func writeBench(b *testing.B, recs []arrow.RecordBatch, seeds bool) {
+	w, err := NewWriter(io.Discard, recs[0].Schema(), WriterOptions{SeedAllColumns: seeds})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	res, err := w.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if seeds && (len(res.Seeds) != 3 || res.Seeds[2].Err != nil) {
+		b.Fatalf("seeds: %+v", res.Seeds)
+	}
+}
+
+// BenchmarkWrite1M measures write throughput of a 1M-row file (int64,
+// float64, utf8) without seeds (the baseline) and with seeds on every
+// column, in the same run. The overhead sub-benchmark alternates the two in
+// every iteration and reports seed overhead as a ratio (target ≤ 3 %).
+func BenchmarkWrite1M(b *testing.B) {
+	recs, size := benchBatches(b)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	for _, seeds := range []bool{false, true} {
+		b.Run(fmt.Sprintf("seeds=%v", seeds), func(b *testing.B) {
+			b.SetBytes(size)
+			for b.Loop() {
+				writeBench(b, recs, seeds)
+			}
+		})
+	}
+	b.Run("overhead", func(b *testing.B) {
+		b.SetBytes(2 * size)
+		var off, on time.Duration
+		i := 0
+		for b.Loop() {
+			// alternate the order to cancel warm-up effects
+			for k := 0; k < 2; k++ {
+				seeds := (k+i)%2 == 0
+				t0 := time.Now()
+				writeBench(b, recs, seeds)
+				if seeds {
+					on += time.Since(t0)
+				} else {
+					off += time.Since(t0)
+				}
+			}
+			i++
+		}
+		b.ReportMetric(float64(size)*float64(i)/off.Seconds()/1e6, "MB/s-seeds-off")
+		b.ReportMetric(float64(size)*float64(i)/on.Seconds()/1e6, "MB/s-seeds-on")
+		b.ReportMetric(100*(on.Seconds()/off.Seconds()-1), "%seed-overhead")
+	})
+}
