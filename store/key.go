@@ -20,7 +20,8 @@ const attrsSuffix = ".attrs"
 // ValidateKey reports whether key can be stored identically on every backend.
 // Keys are '/'-separated, relative to the store root, and must be non-empty
 // valid UTF-8 of at most MaxKeyLen bytes with no leading or trailing '/', no
-// empty, "." or ".." segment, no control character or backslash, no "__0x"
+// empty, "." or ".." segment, no "../" (even inside a segment like "a../"),
+// no control character or backslash, no "__0x"
 // (the escape marker of gocloud drivers), no ".attrs" suffix (fileblob's
 // sidecar files) and no segment starting with ".lk-tmp-" (our temp files).
 func ValidateKey(key string) error {
@@ -42,6 +43,8 @@ func checkPath(key string) error {
 		return fmt.Errorf("ends with %q (reserved by the local backend)", attrsSuffix)
 	case strings.Contains(key, "__0x"):
 		return fmt.Errorf(`contains "__0x" (escape marker of the blob drivers)`)
+	case strings.Contains(key, "../"):
+		return fmt.Errorf(`contains "../" (the blob drivers escape that '/')`)
 	}
 	for i := 0; i < len(key); i++ {
 		if c := key[i]; c < 0x20 || c == 0x7f || c == '\\' {

@@ -33,6 +33,8 @@ func TestValidateKey(t *testing.T) {
 		{"double//slash", false},
 		{"dot/./seg", false},
 		{"up/../seg", false},
+		{"0../0", false},
+		{"name..", true},
 		{"..", false},
 		{"ctl\x01char", false},
 		{"new\nline", false},
