@@ -16,10 +16,10 @@ import (
 // Clone is `lancekeeper clone`.
 func (commands) Clone() command {
 	return command{
-		name:  "clone",
-		usage: "SRC DST [--version N | --tag T] [--branch B] [--deep] [--progress] [--json]",
+		name:    "clone",
+		usage:   "SRC DST [--version N | --tag T] [--branch B] [--deep] [--progress] [--json]",
 		summary: "Clone a version to a new dataset: shallow (references the source's files) or --deep (copies them; resumable).",
-		run: runClone,
+		run:     runClone,
 	}
 }
 

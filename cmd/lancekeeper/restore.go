@@ -11,10 +11,10 @@ import (
 // Restore is `lancekeeper restore`.
 func (commands) Restore() command {
 	return command{
-		name:  "restore",
-		usage: "DATASET (--version N | --tag T) [--branch B] [--json]",
+		name:    "restore",
+		usage:   "DATASET (--version N | --tag T) [--branch B] [--json]",
 		summary: "Make an old version the new head (content of the old version, sticky flags kept from the head).",
-		run: runRestore,
+		run:     runRestore,
 	}
 }
 
