@@ -100,3 +100,32 @@ func seedDecision(t *Transaction, prev *pb.Manifest, opts Options) (bool, error)
 	}
 	return true, nil
 }
+
+// EnableZoneWriteSeeds commits the explicit activation of
+// FLAG_ZONE_WRITE_SEEDS (NewEnableZoneWriteSeeds) on top of the latest
+// version. When the latest manifest already carries both bits nothing is
+// written and already is true.
+func EnableZoneWriteSeeds(ctx context.Context, st Store, opts Options) (res *Result, already bool, err error) {
+	info, err := manifest.LatestVersion(ctx, st.Bucket(), st.KeyPrefix())
+	if err != nil {
+		if manifest.IsNotFound(err) {
+			return nil, false, fmt.Errorf("%w: %s has no manifest", ErrDatasetNotFound, st)
+		}
+		return nil, false, err
+	}
+	f, err := manifest.ReadInfo(ctx, st.Bucket(), st.KeyPrefix(), info)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := flags.CheckRead(f.Manifest.GetReaderFeatureFlags(), f.Manifest.GetWriterFeatureFlags()); err != nil {
+		return nil, false, err
+	}
+	if HasZoneWriteSeeds(f.Manifest) {
+		return nil, true, nil
+	}
+	res, err = Commit(ctx, st, NewEnableZoneWriteSeeds(info.Version), opts)
+	if err != nil {
+		return nil, false, err
+	}
+	return res, false, nil
+}
