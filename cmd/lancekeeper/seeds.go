@@ -571,7 +571,7 @@ func isIdentByte(b byte) bool {
 //	col IS [NOT] NULL
 //	[NOT] isnan(col)
 //
-// Literals: numbers (also nan, inf, -inf), 'strings' (” escapes a quote),
+// Literals: numbers (also nan, inf, -inf), 'strings' (a doubled single quote stands for one),
 // true/false, x'hex'. Column names may be "quoted" or `quoted`. Keywords
 // are case-insensitive.
 func parsePredicate(s string) (*parsedPredicate, error) {
