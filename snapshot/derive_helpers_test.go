@@ -137,3 +137,12 @@ func absPath(t testing.TB, p string) string {
 	}
 	return filepath.ToSlash(a)
 }
+
+// commitActivation commits the explicit FLAG_ZONE_WRITE_SEEDS activation on
+// st, read at version.
+func commitActivation(t testing.TB, ctx context.Context, st *store.Store, version uint64) {
+	t.Helper()
+	if _, err := commit.Commit(ctx, st, commit.NewEnableZoneWriteSeeds(version), commit.Options{}); err != nil {
+		t.Fatal(err)
+	}
+}
