@@ -251,3 +251,24 @@ func TestCommit_AppendRejectsUnknownFieldAndVersionMismatch(t *testing.T) {
 		t.Fatal("committed")
 	}
 }
+
+func TestMergeAppends_GroupCommit(t *testing.T) {
+	st := memStore(t)
+	mustCreate(t, st, fakeFrag("a", 1))
+	a := appendTxn(1, fakeFrag("b", 1), fakeFrag("c", 1))
+	b := seededAppend(1, "d")
+	m, err := MergeAppends(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustCommit(t, st, m, Options{EnableZoneWriteSeeds: true})
+	if r.Version != 2 || len(r.FragmentIDs) != 3 || r.FragmentIDs[2] != 3 || !hasBoth(r.Manifest) {
+		t.Fatalf("merged commit: version %d ids %v", r.Version, r.FragmentIDs)
+	}
+	if _, err := MergeAppends(a, NewReserveFragments(1, 1)); !errors.Is(err, ErrInvalidTransaction) {
+		t.Fatal(err)
+	}
+	if _, err := MergeAppends(appendTxn(1).SetTag("x")); !errors.Is(err, ErrInvalidTransaction) {
+		t.Fatal(err)
+	}
+}

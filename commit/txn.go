@@ -280,3 +280,37 @@ func cloneFrags(in []*pb.DataFragment) []*pb.DataFragment {
 	}
 	return out
 }
+
+// MergeAppends combines Append transactions into one, for group commit
+// (several compatible appends published as one version). The fragments are
+// concatenated in argument order, so the merged commit's
+// Result.FragmentIDs[off_i : off_i+n_i] are the ids of transaction i's n_i
+// fragments. The read version is the smallest one (every version after it
+// is conflict-checked); seed marks are kept; properties and tags must be
+// empty, since one transaction cannot carry several callers' metadata.
+func MergeAppends(txns ...*Transaction) (*Transaction, error) {
+	if len(txns) == 0 {
+		return nil, fmt.Errorf("%w: nothing to merge", ErrInvalidTransaction)
+	}
+	read := txns[0].ReadVersion()
+	var frags []*pb.DataFragment
+	seeds := map[string]bool{}
+	for i, t := range txns {
+		if t.Kind() != OpAppend {
+			return nil, fmt.Errorf("%w: transaction %d is %s, only Append transactions merge", ErrInvalidTransaction, i, t.Kind())
+		}
+		if t.msg.GetTag() != "" || len(t.msg.GetTransactionProperties()) > 0 {
+			return nil, fmt.Errorf("%w: transaction %d carries a tag or properties and cannot be merged", ErrInvalidTransaction, i)
+		}
+		read = min(read, t.ReadVersion())
+		frags = append(frags, t.msg.GetAppend().GetFragments()...)
+		for p, v1 := range t.seedFiles {
+			seeds[p] = seeds[p] || v1
+		}
+	}
+	out := NewAppend(read, frags)
+	for p, v1 := range seeds {
+		out.seedFiles[p] = v1
+	}
+	return out, nil
+}
