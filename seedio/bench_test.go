@@ -190,5 +190,3 @@ func BenchmarkRatios(b *testing.B) {
 		}
 	}
 }
-
-

@@ -25,24 +25,24 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/float16"
 )
 
-// refKind says how the reference computes bounds.
-type refKind int
+// wRefKind says how the reference computes bounds.
+type wRefKind int
 
 const (
-	refNoBounds refKind = iota // null bounds (nested, REE, null, interval, extension)
-	refExact                   // exact extrema (numbers, bool, fsb, dictionary values)
-	refString                  // truncated per §6.2, UTF-8
-	refBinary                  // truncated per §6.2, bytes
+	wRefNoBounds wRefKind = iota // null bounds (nested, REE, null, interval, extension)
+	wRefExact                   // exact extrema (numbers, bool, fsb, dictionary values)
+	wRefString                  // truncated per §6.2, UTF-8
+	wRefBinary                  // truncated per §6.2, bytes
 )
 
-// propCase is one generated column: the logical Go value of every row (nil
+// wPropCase is one generated column: the logical Go value of every row (nil
 // for a logical null) and a function that builds the Arrow array for rows
 // [lo, hi) (possibly as a slice of a larger array).
-type propCase struct {
+type wPropCase struct {
 	dt      arrow.DataType
 	logical []any
 	isFloat bool // counts NaNs (R25, Q2, Q4)
-	kind    refKind
+	kind    wRefKind
 	build   func(rng *rand.Rand) arrow.Array // whole column
 }
 
@@ -52,7 +52,7 @@ func TestWriterPropertyCollectorMatchesNaiveReference(t *testing.T) {
 		cases = 1500
 	}
 	rng := rand.New(rand.NewPCG(2024, 3))
-	gens := propGenerators()
+	gens := wPropGenerators()
 	for i := 0; i < cases; i++ {
 		g := gens[i%len(gens)]
 		n := rng.IntN(40)
@@ -77,13 +77,13 @@ func TestWriterPropertyCollectorMatchesNaiveReference(t *testing.T) {
 		if rng.IntN(3) == 0 {
 			maxBound = 1 + rng.IntN(20)
 		}
-		if !propRunOne(t, rng, g.name, pc, rpz, maxBound) {
+		if !wPropRunOne(t, rng, g.name, pc, rpz, maxBound) {
 			t.Fatalf("case %d (%s, n=%d, rpz=%d, L=%d) failed", i, g.name, n, rpz, maxBound)
 		}
 	}
 }
 
-func propRunOne(t *testing.T, rng *rand.Rand, name string, pc propCase, rpz uint64, maxBound int) bool {
+func wPropRunOne(t *testing.T, rng *rand.Rand, name string, pc wPropCase, rpz uint64, maxBound int) bool {
 	t.Helper()
 	whole := pc.build(rng)
 	n := len(pc.logical)
@@ -129,7 +129,7 @@ func propRunOne(t *testing.T, rng *rand.Rand, name string, pc propCase, rpz uint
 	if L == 0 {
 		L = DefaultMaxBoundBytes
 	}
-	want, wantNulls := refZones(pc, rpz, L, max(L, HardCapBoundBytes))
+	want, wantNulls := wRefZones(pc, rpz, L, max(L, HardCapBoundBytes))
 	if n == 0 {
 		if seed != nil {
 			t.Errorf("%s: R11: seed for zero rows", name)
@@ -141,7 +141,7 @@ func propRunOne(t *testing.T, rng *rand.Rand, name string, pc propCase, rpz uint
 		t.Errorf("%s: no seed", name)
 		return false
 	}
-	if !propSameZones(t, name+" collector", seed.Zones, want) {
+	if !wPropSameZones(t, name+" collector", seed.Zones, want) {
 		return false
 	}
 	if !seed.NullRows.Equals(wantNulls) {
@@ -155,14 +155,14 @@ func propRunOne(t *testing.T, rng *rand.Rand, name string, pc propCase, rpz uint
 	}
 	_, ipcZones := wReadIPC(t, seed.IPC, rpz)
 	if SupportsBounds(SeedValueType(pc.dt)) {
-		if !propSameZones(t, name+" IPC", ipcZones, want) {
+		if !wPropSameZones(t, name+" IPC", ipcZones, want) {
 			return false
 		}
 	}
 	return true
 }
 
-func propSameZones(t *testing.T, what string, got, want []ZoneStats) bool {
+func wPropSameZones(t *testing.T, what string, got, want []ZoneStats) bool {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("%s: %d zones, want %d", what, len(got), len(want))
@@ -173,14 +173,14 @@ func propSameZones(t *testing.T, what string, got, want []ZoneStats) bool {
 		if g.Start != w.Start || g.Length != w.Length || g.NullCount != w.NullCount ||
 			g.NaNCount != w.NaNCount || g.NegativeNaNCount != w.NegativeNaNCount ||
 			!wSameValue(g.Min, w.Min) || !wSameValue(g.Max, w.Max) {
-			t.Errorf("%s: zone %d\n got  %s\n want %s", what, i, fmtZone(g), fmtZone(w))
+			t.Errorf("%s: zone %d\n got  %s\n want %s", what, i, wFmtZone(g), wFmtZone(w))
 			return false
 		}
 	}
 	return true
 }
 
-func fmtZone(z ZoneStats) string {
+func wFmtZone(z ZoneStats) string {
 	f := func(v any) string {
 		switch x := v.(type) {
 		case float64:
@@ -199,9 +199,9 @@ func fmtZone(z ZoneStats) string {
 
 // ---- the naive reference -------------------------------------------------
 
-// refIsNaN reports NaN and sign for the float Go types, without the
+// wRefIsNaN reports NaN and sign for the float Go types, without the
 // package's bit helpers.
-func refIsNaN(v any) (nan, neg bool) {
+func wRefIsNaN(v any) (nan, neg bool) {
 	switch x := v.(type) {
 	case float64:
 		return x != x, math.Signbit(x)
@@ -214,9 +214,9 @@ func refIsNaN(v any) (nan, neg bool) {
 	return false, false
 }
 
-// refLess is Arrow Rust order for non-NaN values, written independently of
+// wRefLess is Arrow Rust order for non-NaN values, written independently of
 // order.go: IEEE < plus -0 < +0 for floats, Go < for strings, bytes.Compare.
-func refLess(a, b any) bool {
+func wRefLess(a, b any) bool {
 	switch x := a.(type) {
 	case float64:
 		y := b.(float64)
@@ -260,11 +260,11 @@ func refLess(a, b any) bool {
 	case decimal128.Num:
 		return x.BigInt().Cmp(b.(decimal128.Num).BigInt()) < 0
 	}
-	panic(fmt.Sprintf("refLess: %T", a))
+	panic(fmt.Sprintf("wRefLess: %T", a))
 }
 
-// refWidenZero applies R39.
-func refWidenZero(mn, mx any) (any, any) {
+// wRefWidenZero applies R39.
+func wRefWidenZero(mn, mx any) (any, any) {
 	switch x := mn.(type) {
 	case float64:
 		if x == 0 {
@@ -292,7 +292,7 @@ func refWidenZero(mn, mx any) (any, any) {
 }
 
 // refTruncMin / refTruncMax re-implement §6.2 over runes.
-func refTruncMinString(s string, l int) string {
+func wRefTruncMinString(s string, l int) string {
 	if len(s) <= l {
 		return s
 	}
@@ -307,11 +307,11 @@ func refTruncMinString(s string, l int) string {
 	return out
 }
 
-func refTruncMaxString(s string, l, h int) (string, bool) {
+func wRefTruncMaxString(s string, l, h int) (string, bool) {
 	if len(s) <= l {
 		return s, true
 	}
-	runes := []rune(refTruncMinString(s, l))
+	runes := []rune(wRefTruncMinString(s, l))
 	for i := len(runes) - 1; i >= 0; i-- {
 		r := runes[i]
 		if r == 0x10FFFF {
@@ -332,7 +332,7 @@ func refTruncMaxString(s string, l, h int) (string, bool) {
 	return "", false
 }
 
-func refTruncMaxBinary(b []byte, l, h int) ([]byte, bool) {
+func wRefTruncMaxBinary(b []byte, l, h int) ([]byte, bool) {
 	if len(b) <= l {
 		return b, true
 	}
@@ -350,8 +350,8 @@ func refTruncMaxBinary(b []byte, l, h int) ([]byte, bool) {
 	return nil, false
 }
 
-// refZones computes the expected zones and null offsets.
-func refZones(pc propCase, rpz uint64, l, h int) ([]ZoneStats, *roaring.Bitmap) {
+// wRefZones computes the expected zones and null offsets.
+func wRefZones(pc wPropCase, rpz uint64, l, h int) ([]ZoneStats, *roaring.Bitmap) {
 	nulls := roaring.New()
 	var zones []ZoneStats
 	n := uint64(len(pc.logical))
@@ -367,7 +367,7 @@ func refZones(pc propCase, rpz uint64, l, h int) ([]ZoneStats, *roaring.Bitmap) 
 				continue
 			}
 			if pc.isFloat {
-				if nan, neg := refIsNaN(v); nan {
+				if nan, neg := wRefIsNaN(v); nan {
 					z.NaNCount++
 					if neg {
 						z.NegativeNaNCount++
@@ -375,34 +375,34 @@ func refZones(pc propCase, rpz uint64, l, h int) ([]ZoneStats, *roaring.Bitmap) 
 					continue
 				}
 			}
-			if pc.kind == refNoBounds {
+			if pc.kind == wRefNoBounds {
 				continue
 			}
-			if mn == nil || refLess(v, mn) {
+			if mn == nil || wRefLess(v, mn) {
 				mn = v
 			}
-			if mx == nil || refLess(mx, v) {
+			if mx == nil || wRefLess(mx, v) {
 				mx = v
 			}
 		}
 		if mn != nil {
-			mn, mx = refWidenZero(mn, mx)
+			mn, mx = wRefWidenZero(mn, mx)
 			switch pc.kind {
-			case refString:
-				s := refTruncMinString(mn.(string), l)
+			case wRefString:
+				s := wRefTruncMinString(mn.(string), l)
 				mn = s
-				if m, ok := refTruncMaxString(mx.(string), l, h); ok {
+				if m, ok := wRefTruncMaxString(mx.(string), l, h); ok {
 					mx = m
 				} else {
 					mx = nil
 				}
-			case refBinary:
+			case wRefBinary:
 				b := mn.([]byte)
 				if len(b) > l {
 					b = b[:l]
 				}
 				mn = b
-				if m, ok := refTruncMaxBinary(mx.([]byte), l, h); ok {
+				if m, ok := wRefTruncMaxBinary(mx.([]byte), l, h); ok {
 					mx = m
 				} else {
 					mx = nil
@@ -417,13 +417,13 @@ func refZones(pc propCase, rpz uint64, l, h int) ([]ZoneStats, *roaring.Bitmap) 
 
 // ---- generators ------------------------------------------------------------
 
-type propGen struct {
+type wPropGen struct {
 	name string
-	gen  func(rng *rand.Rand, n int) propCase
+	gen  func(rng *rand.Rand, n int) wPropCase
 }
 
-// nullRate picks a per-case null probability, often 0, sometimes 1.
-func nullRate(rng *rand.Rand) float64 {
+// wNullRate picks a per-case null probability, often 0, sometimes 1.
+func wNullRate(rng *rand.Rand) float64 {
 	switch rng.IntN(5) {
 	case 0:
 		return 0
@@ -433,7 +433,7 @@ func nullRate(rng *rand.Rand) float64 {
 	return rng.Float64() * 0.6
 }
 
-func randF64(rng *rand.Rand) float64 {
+func wRandF64(rng *rand.Rand) float64 {
 	switch rng.IntN(14) {
 	case 0: // NaN, random sign and non-canonical payload
 		bits := uint64(0x7FF0_0000_0000_0000) | (1 + rng.Uint64()%(1<<52-1))
@@ -459,7 +459,7 @@ func randF64(rng *rand.Rand) float64 {
 	return rng.NormFloat64() * 100
 }
 
-func randF32(rng *rand.Rand) float32 {
+func wRandF32(rng *rand.Rand) float32 {
 	switch rng.IntN(8) {
 	case 0:
 		bits := uint32(0x7F80_0000) | (1 + rng.Uint32()%(1<<23-1))
@@ -475,7 +475,7 @@ func randF32(rng *rand.Rand) float32 {
 	return float32(rng.NormFloat64() * 10)
 }
 
-func randString(rng *rand.Rand) string {
+func wRandString(rng *rand.Rand) string {
 	pieces := []string{"a", "b", "z", "é", "日本", "\U0010FFFF", "\uD7FF", "\u007F", "\uFFFF", "\x00", "~", "ab"}
 	var sb strings.Builder
 	n := rng.IntN(8)
@@ -491,7 +491,7 @@ func randString(rng *rand.Rand) string {
 	return sb.String()
 }
 
-func randBytes(rng *rand.Rand) []byte {
+func wRandBytes(rng *rand.Rand) []byte {
 	n := rng.IntN(10)
 	if rng.IntN(8) == 0 {
 		n = 60 + rng.IntN(5000)
@@ -510,23 +510,23 @@ func randBytes(rng *rand.Rand) []byte {
 	return b
 }
 
-// scalarCase builds a column of type dt from generated values.
-func scalarCase(dt arrow.DataType, kind refKind, isFloat bool, rng *rand.Rand, n int, val func() any) propCase {
-	p := nullRate(rng)
+// wScalarCase builds a column of type dt from generated values.
+func wScalarCase(dt arrow.DataType, kind wRefKind, isFloat bool, rng *rand.Rand, n int, val func() any) wPropCase {
+	p := wNullRate(rng)
 	vals := make([]any, n)
 	for i := range vals {
 		if rng.Float64() >= p {
 			vals[i] = val()
 		}
 	}
-	return propCase{dt: dt, logical: vals, isFloat: isFloat, kind: kind, build: func(rng *rand.Rand) arrow.Array {
-		return buildPadded(rng, dt, vals, val)
+	return wPropCase{dt: dt, logical: vals, isFloat: isFloat, kind: kind, build: func(rng *rand.Rand) arrow.Array {
+		return wBuildPadded(rng, dt, vals, val)
 	}}
 }
 
-// buildPadded builds vals, sometimes behind a prefix that is then sliced
+// wBuildPadded builds vals, sometimes behind a prefix that is then sliced
 // off, so that arrays have non-zero offsets (validity bit offsets too).
-func buildPadded(rng *rand.Rand, dt arrow.DataType, vals []any, val func() any) arrow.Array {
+func wBuildPadded(rng *rand.Rand, dt arrow.DataType, vals []any, val func() any) arrow.Array {
 	pad := 0
 	if rng.IntN(2) == 0 {
 		pad = 1 + rng.IntN(70)
@@ -548,11 +548,11 @@ func buildPadded(rng *rand.Rand, dt arrow.DataType, vals []any, val func() any) 
 	return array.NewSlice(arr, int64(pad), int64(pad+len(vals)))
 }
 
-func propGenerators() []propGen {
+func wPropGenerators() []wPropGen {
 	tsTZ := &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "Europe/Paris"}
-	return []propGen{
-		{"int64", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.PrimitiveTypes.Int64, refExact, false, rng, n, func() any {
+	return []wPropGen{
+		{"int64", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.PrimitiveTypes.Int64, wRefExact, false, rng, n, func() any {
 				switch rng.IntN(6) {
 				case 0:
 					return int64(math.MinInt64)
@@ -562,8 +562,8 @@ func propGenerators() []propGen {
 				return int64(rng.Uint64())
 			})
 		}},
-		{"uint64", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.PrimitiveTypes.Uint64, refExact, false, rng, n, func() any {
+		{"uint64", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.PrimitiveTypes.Uint64, wRefExact, false, rng, n, func() any {
 				switch rng.IntN(5) {
 				case 0:
 					return uint64(math.MaxUint64)
@@ -575,20 +575,20 @@ func propGenerators() []propGen {
 				return rng.Uint64()
 			})
 		}},
-		{"int32", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.PrimitiveTypes.Int32, refExact, false, rng, n, func() any { return int32(rng.Uint32()) })
+		{"int32", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.PrimitiveTypes.Int32, wRefExact, false, rng, n, func() any { return int32(rng.Uint32()) })
 		}},
-		{"int8", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.PrimitiveTypes.Int8, refExact, false, rng, n, func() any { return int8(rng.Uint32()) })
+		{"int8", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.PrimitiveTypes.Int8, wRefExact, false, rng, n, func() any { return int8(rng.Uint32()) })
 		}},
-		{"float64", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.PrimitiveTypes.Float64, refExact, true, rng, n, func() any { return randF64(rng) })
+		{"float64", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.PrimitiveTypes.Float64, wRefExact, true, rng, n, func() any { return wRandF64(rng) })
 		}},
-		{"float32", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.PrimitiveTypes.Float32, refExact, true, rng, n, func() any { return randF32(rng) })
+		{"float32", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.PrimitiveTypes.Float32, wRefExact, true, rng, n, func() any { return wRandF32(rng) })
 		}},
-		{"float16", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.FixedWidthTypes.Float16, refExact, true, rng, n, func() any {
+		{"float16", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.FixedWidthTypes.Float16, wRefExact, true, rng, n, func() any {
 				specials := []uint16{0x7E00, 0xFE00, 0x7C01, 0xFC01, 0x7C00, 0xFC00, 0, 0x8000, 0x3C00, 0x7BFF}
 				if rng.IntN(2) == 0 {
 					return float16.FromBits(specials[rng.IntN(len(specials))])
@@ -596,59 +596,59 @@ func propGenerators() []propGen {
 				return float16.FromBits(uint16(rng.Uint32()))
 			})
 		}},
-		{"decimal128", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(&arrow.Decimal128Type{Precision: 38, Scale: 2}, refExact, false, rng, n, func() any {
+		{"decimal128", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(&arrow.Decimal128Type{Precision: 38, Scale: 2}, wRefExact, false, rng, n, func() any {
 				return decimal128.New(int64(rng.Uint64())>>rng.IntN(64), rng.Uint64())
 			})
 		}},
-		{"decimal32", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(&arrow.Decimal32Type{Precision: 9, Scale: 0}, refExact, false, rng, n, func() any {
+		{"decimal32", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(&arrow.Decimal32Type{Precision: 9, Scale: 0}, wRefExact, false, rng, n, func() any {
 				return decimal.Decimal32(rng.Int32N(2*999999999) - 999999999)
 			})
 		}},
-		{"bool", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.FixedWidthTypes.Boolean, refExact, false, rng, n, func() any { return rng.IntN(3) == 0 })
+		{"bool", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.FixedWidthTypes.Boolean, wRefExact, false, rng, n, func() any { return rng.IntN(3) == 0 })
 		}},
-		{"timestamp_tz", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(tsTZ, refExact, false, rng, n, func() any { return arrow.Timestamp(int64(rng.Uint64())) })
+		{"timestamp_tz", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(tsTZ, wRefExact, false, rng, n, func() any { return arrow.Timestamp(int64(rng.Uint64())) })
 		}},
-		{"date32", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.FixedWidthTypes.Date32, refExact, false, rng, n, func() any { return arrow.Date32(rng.Int32N(1 << 20)) })
+		{"date32", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.FixedWidthTypes.Date32, wRefExact, false, rng, n, func() any { return arrow.Date32(rng.Int32N(1 << 20)) })
 		}},
-		{"utf8", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.BinaryTypes.String, refString, false, rng, n, func() any { return randString(rng) })
+		{"utf8", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.BinaryTypes.String, wRefString, false, rng, n, func() any { return wRandString(rng) })
 		}},
-		{"large_utf8", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.BinaryTypes.LargeString, refString, false, rng, n, func() any { return randString(rng) })
+		{"large_utf8", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.BinaryTypes.LargeString, wRefString, false, rng, n, func() any { return wRandString(rng) })
 		}},
-		{"utf8_view", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.BinaryTypes.StringView, refString, false, rng, n, func() any { return randString(rng) })
+		{"utf8_view", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.BinaryTypes.StringView, wRefString, false, rng, n, func() any { return wRandString(rng) })
 		}},
-		{"binary", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.BinaryTypes.Binary, refBinary, false, rng, n, func() any { return randBytes(rng) })
+		{"binary", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.BinaryTypes.Binary, wRefBinary, false, rng, n, func() any { return wRandBytes(rng) })
 		}},
-		{"binary_view", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(arrow.BinaryTypes.BinaryView, refBinary, false, rng, n, func() any { return randBytes(rng) })
+		{"binary_view", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(arrow.BinaryTypes.BinaryView, wRefBinary, false, rng, n, func() any { return wRandBytes(rng) })
 		}},
-		{"fixed_size_binary", func(rng *rand.Rand, n int) propCase {
-			return scalarCase(&arrow.FixedSizeBinaryType{ByteWidth: 3}, refExact, false, rng, n, func() any {
+		{"fixed_size_binary", func(rng *rand.Rand, n int) wPropCase {
+			return wScalarCase(&arrow.FixedSizeBinaryType{ByteWidth: 3}, wRefExact, false, rng, n, func() any {
 				return []byte{byte(rng.IntN(3)) * 0x7F, byte(rng.IntN(256)), 0xFF}
 			})
 		}},
-		{"dict_utf8", genDictUtf8},
-		{"dict_float64", genDictFloat64},
-		{"ree_float32", genREE},
-		{"struct", genStruct},
-		{"list_float32", genList},
-		{"null", func(rng *rand.Rand, n int) propCase {
+		{"dict_utf8", wGenDictUtf8},
+		{"dict_float64", wGenDictFloat64},
+		{"ree_float32", wGenREE},
+		{"struct", wGenStruct},
+		{"list_float32", wGenList},
+		{"null", func(rng *rand.Rand, n int) wPropCase {
 			vals := make([]any, n)
-			return propCase{dt: arrow.Null, logical: vals, build: func(rng *rand.Rand) arrow.Array {
+			return wPropCase{dt: arrow.Null, logical: vals, build: func(rng *rand.Rand) arrow.Array {
 				pad := rng.IntN(5)
 				return array.NewSlice(array.NewNull(pad+n+2), int64(pad), int64(pad+n))
 			}}
 		}},
-		{"extension_float", func(rng *rand.Rand, n int) propCase {
-			pc := scalarCase(arrow.PrimitiveTypes.Float64, refNoBounds, true, rng, n, func() any { return randF64(rng) })
+		{"extension_float", func(rng *rand.Rand, n int) wPropCase {
+			pc := wScalarCase(arrow.PrimitiveTypes.Float64, wRefNoBounds, true, rng, n, func() any { return wRandF64(rng) })
 			inner := pc.build
 			pc.dt = wFloatExtType()
 			pc.build = func(rng *rand.Rand) arrow.Array {
@@ -659,16 +659,16 @@ func propGenerators() []propGen {
 	}
 }
 
-func genDictUtf8(rng *rand.Rand, n int) propCase {
+func wGenDictUtf8(rng *rand.Rand, n int) wPropCase {
 	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String}
 	dsize := 1 + rng.IntN(12)
 	dict := make([]any, dsize)
 	for i := range dict {
 		if rng.IntN(5) != 0 {
-			dict[i] = randString(rng)
+			dict[i] = wRandString(rng)
 		}
 	}
-	p := nullRate(rng)
+	p := wNullRate(rng)
 	keys := make([]any, n)
 	logical := make([]any, n)
 	for i := range keys {
@@ -680,23 +680,23 @@ func genDictUtf8(rng *rand.Rand, n int) propCase {
 		logical[i] = dict[k]
 	}
 	// Dictionary values are never truncated (T-R1): exact reference.
-	return propCase{dt: dt, logical: logical, kind: refExact, build: func(rng *rand.Rand) arrow.Array {
+	return wPropCase{dt: dt, logical: logical, kind: wRefExact, build: func(rng *rand.Rand) arrow.Array {
 		d, _ := buildValues(wMem, dt.ValueType, dict)
 		idx, _ := buildValues(wMem, dt.IndexType, keys)
 		return array.NewDictionaryArray(dt, idx, d)
 	}}
 }
 
-func genDictFloat64(rng *rand.Rand, n int) propCase {
+func wGenDictFloat64(rng *rand.Rand, n int) wPropCase {
 	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Uint8, ValueType: arrow.PrimitiveTypes.Float64}
 	dsize := 1 + rng.IntN(10)
 	dict := make([]any, dsize)
 	for i := range dict {
 		if rng.IntN(6) != 0 {
-			dict[i] = randF64(rng)
+			dict[i] = wRandF64(rng)
 		}
 	}
-	p := nullRate(rng)
+	p := wNullRate(rng)
 	keys := make([]any, n)
 	logical := make([]any, n)
 	for i := range keys {
@@ -707,7 +707,7 @@ func genDictFloat64(rng *rand.Rand, n int) propCase {
 		keys[i] = uint8(k)
 		logical[i] = dict[k]
 	}
-	return propCase{dt: dt, logical: logical, isFloat: true, kind: refExact, build: func(rng *rand.Rand) arrow.Array {
+	return wPropCase{dt: dt, logical: logical, isFloat: true, kind: wRefExact, build: func(rng *rand.Rand) arrow.Array {
 		d, _ := buildValues(wMem, dt.ValueType, dict)
 		pad := rng.IntN(4)
 		all := append(make([]any, pad), keys...)
@@ -717,7 +717,7 @@ func genDictFloat64(rng *rand.Rand, n int) propCase {
 	}}
 }
 
-func genREE(rng *rand.Rand, n int) propCase {
+func wGenREE(rng *rand.Rand, n int) wPropCase {
 	dt := arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float32)
 	pad := rng.IntN(5)
 	total := pad + n + rng.IntN(3)
@@ -728,7 +728,7 @@ func genREE(rng *rand.Rand, n int) propCase {
 		end := min(pos+run, total)
 		var v any
 		if rng.IntN(3) != 0 {
-			v = randF32(rng)
+			v = wRandF32(rng)
 		}
 		for r := pos; r < end; r++ {
 			logicalAll[r] = v
@@ -737,7 +737,7 @@ func genREE(rng *rand.Rand, n int) propCase {
 		values = append(values, v)
 		pos = end
 	}
-	return propCase{dt: dt, logical: logicalAll[pad : pad+n], isFloat: true, kind: refNoBounds, build: func(rng *rand.Rand) arrow.Array {
+	return wPropCase{dt: dt, logical: logicalAll[pad : pad+n], isFloat: true, kind: wRefNoBounds, build: func(rng *rand.Rand) arrow.Array {
 		re, _ := buildValues(wMem, arrow.PrimitiveTypes.Int32, ends)
 		vs, _ := buildValues(wMem, arrow.PrimitiveTypes.Float32, values)
 		if total == 0 {
@@ -748,9 +748,9 @@ func genREE(rng *rand.Rand, n int) propCase {
 	}}
 }
 
-func genStruct(rng *rand.Rand, n int) propCase {
+func wGenStruct(rng *rand.Rand, n int) wPropCase {
 	dt := arrow.StructOf(arrow.Field{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true})
-	p := nullRate(rng)
+	p := wNullRate(rng)
 	logical := make([]any, n)
 	outer := make([]bool, n)
 	child := make([]any, n)
@@ -760,10 +760,10 @@ func genStruct(rng *rand.Rand, n int) propCase {
 			logical[i] = struct{}{}
 		}
 		if rng.IntN(3) != 0 {
-			child[i] = randF64(rng) // NaN children never count (R27)
+			child[i] = wRandF64(rng) // NaN children never count (R27)
 		}
 	}
-	return propCase{dt: dt, logical: logical, kind: refNoBounds, build: func(rng *rand.Rand) arrow.Array {
+	return wPropCase{dt: dt, logical: logical, kind: wRefNoBounds, build: func(rng *rand.Rand) arrow.Array {
 		b := array.NewStructBuilder(wMem, dt)
 		fb := b.FieldBuilder(0).(*array.Float64Builder)
 		b.AppendNull() // padding row
@@ -780,9 +780,9 @@ func genStruct(rng *rand.Rand, n int) propCase {
 	}}
 }
 
-func genList(rng *rand.Rand, n int) propCase {
+func wGenList(rng *rand.Rand, n int) wPropCase {
 	dt := arrow.ListOf(arrow.PrimitiveTypes.Float32)
-	p := nullRate(rng)
+	p := wNullRate(rng)
 	logical := make([]any, n)
 	lists := make([][]float32, n)
 	for i := range logical {
@@ -791,10 +791,10 @@ func genList(rng *rand.Rand, n int) propCase {
 		}
 		logical[i] = struct{}{}
 		for k := rng.IntN(4); k > 0; k-- {
-			lists[i] = append(lists[i], randF32(rng))
+			lists[i] = append(lists[i], wRandF32(rng))
 		}
 	}
-	return propCase{dt: dt, logical: logical, kind: refNoBounds, build: func(rng *rand.Rand) arrow.Array {
+	return wPropCase{dt: dt, logical: logical, kind: wRefNoBounds, build: func(rng *rand.Rand) arrow.Array {
 		b := array.NewListBuilder(wMem, arrow.PrimitiveTypes.Float32)
 		vb := b.ValueBuilder().(*array.Float32Builder)
 		for i := 0; i < n; i++ {

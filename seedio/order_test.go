@@ -199,8 +199,8 @@ func TestR27_CountsNaNOnlyForFloatSeeds(t *testing.T) {
 		{arrow.PrimitiveTypes.Float32, true},
 		{arrow.PrimitiveTypes.Float64, true},
 		{&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.PrimitiveTypes.Float32}, true}, // Q2
-		{arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float64), true},                        // Q2
-		{wFloatExtType(), true}, // Q4: seed value type is the float storage
+		{arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float64), true},                      // Q2
+		{wFloatExtType(), true},                             // Q4: seed value type is the float storage
 		{arrow.ListOf(arrow.PrimitiveTypes.Float32), false}, // R27, T21
 		{arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float64), false},
 		{arrow.PrimitiveTypes.Int64, false},
