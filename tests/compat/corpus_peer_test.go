@@ -252,7 +252,7 @@ func TestPeerRowsAtCorpusTagsAndVersions(t *testing.T) {
 		t.Skipf("\n!!!!! LANCE CORPUS NOT FOUND (%v): peer rows were NOT checked against the corpus !!!!!", err)
 	}
 	p := peerlance.ServeForTest(t)
-	for _, ds := range []string{"lance12/tags.lance", "lance12/all_types.lance", "lance12/deletions.lance", "lance12/stable_row_ids.lance", "lance12/schema_evolution.lance"} {
+	for _, ds := range []string{"lance12/tags.lance", "lance12/all_types.lance", "lance12/stable_row_ids.lance", "lance12/schema_evolution.lance", "lance12/compaction.lance"} {
 		t.Run(ds, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
