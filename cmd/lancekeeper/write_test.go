@@ -249,3 +249,18 @@ func TestSniffFormat(t *testing.T) {
 		t.Error("unknown content accepted")
 	}
 }
+
+func TestWriteCLI_ProgressBar(t *testing.T) {
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "in.parquet")
+	writeParquetFile(t, in, 0, 300)
+	code, _, errs := runCLI(t, "write", filepath.Join(tmp, "ds"), "--from", in, "--progress")
+	if code != 0 || !strings.Contains(errs, "100%") || !strings.Contains(errs, "300 rows") || !strings.HasPrefix(errs, "\r[") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	// Without --progress and not on a terminal: nothing on stderr.
+	code, _, errs = runCLI(t, "write", filepath.Join(tmp, "ds"), "--from", in)
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+}
