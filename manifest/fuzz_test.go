@@ -92,3 +92,39 @@ func FuzzDeletionBitmap(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeHint feeds hostile bytes to the latest-version hint reader:
+// anything accepted must round-trip through EncodeHint.
+func FuzzDecodeHint(f *testing.F) {
+	f.Add([]byte(`{"version":42}`))
+	f.Add([]byte(`{"version": 7, "x": [1, {"y": null}]}`))
+	f.Add([]byte(`{"version":18446744073709551615}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := DecodeHint("hint", data)
+		if err != nil {
+			return
+		}
+		back, err := DecodeHint("hint", EncodeHint(v))
+		if err != nil || back != v {
+			t.Fatalf("EncodeHint(%d) does not decode back: %d, %v", v, back, err)
+		}
+	})
+}
+
+// FuzzParseManifestName: every name that parses must be regenerated
+// exactly by ManifestName (modulo leading zeros of V1/V2 numbers).
+func FuzzParseManifestName(f *testing.F) {
+	for _, s := range []string{"1.manifest", "18446744073709551614.manifest", "d9223372036854775808.manifest", "latest_version_hint.json", "3.manifest-abc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		v, scheme, ok := ParseManifestName(name)
+		if !ok {
+			return
+		}
+		again, scheme2, ok2 := ParseManifestName(ManifestName(scheme, v))
+		if !ok2 || again != v || scheme2 != scheme {
+			t.Fatalf("%q -> (%d, %v) -> %q -> (%d, %v, %v)", name, v, scheme, ManifestName(scheme, v), again, scheme2, ok2)
+		}
+	})
+}

@@ -77,7 +77,9 @@ func ManifestPath(scheme NamingScheme, version uint64) string {
 // long and V1 otherwise; anything else (the hint file, staging names
 // "…manifest-<uuid>", temporary files) is not a manifest. The version is
 // the part before the first '.', as a u64 (V2: u64::MAX minus it). ok is
-// false when the name is not a manifest or its number does not parse.
+// false when the name is not a manifest, its number does not parse, or a
+// non-"d" name would carry a version with bit 63 set (detached versions
+// only have "d…" names).
 func ParseManifestName(name string) (version uint64, scheme NamingScheme, ok bool) {
 	if !strings.HasSuffix(name, "manifest") {
 		return 0, SchemeUnknown, false
@@ -97,10 +99,16 @@ func ParseManifestName(name string) (version uint64, scheme NamingScheme, ok boo
 	if err != nil {
 		return 0, SchemeUnknown, false
 	}
+	v, scheme := n, V1
 	if len(name) == 20+len(manifestSuffix) {
-		return math.MaxUint64 - n, V2, true
+		v, scheme = math.MaxUint64-n, V2
 	}
-	return n, V1, true
+	if IsDetached(v) {
+		// Only "d…" names carry detached versions; no commit can produce
+		// a regular version with bit 63 set.
+		return 0, SchemeUnknown, false
+	}
+	return v, scheme, true
 }
 
 // ParseStagingName recognises a staging file "{final-name}-{suffix}" written

@@ -42,6 +42,8 @@ func TestSpec4_2_ParseManifestNameRejects(t *testing.T) {
 		"d12.manifest", // detached names need bit 63
 		"-1.manifest",
 		"99999999999999999999.manifest", // 20 digits, > u64::MAX
+		"9227000000000000000.manifest",  // V1 name with bit 63 set (fuzz regression)
+		"00000000000000000001.manifest", // V2 name of a version with bit 63 set
 		"",
 	} {
 		if v, s, ok := ParseManifestName(name); ok {
