@@ -110,7 +110,7 @@ func TestSeedSummary(t *testing.T) {
 	}
 }
 
-func TestR66_T77_CountsArePhysical(t *testing.T) {
+func TestR22_R66_T77_CountsArePhysical(t *testing.T) {
 	// Seed counts describe physical rows; with deletions they are upper
 	// bounds for live rows. Pruning on them stays sound (a deleted null row
 	// may keep a zone for IS NULL, never the reverse), and the summary keeps

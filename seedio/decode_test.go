@@ -51,7 +51,7 @@ func TestT75_V0AndV1InOneFragment(t *testing.T) {
 	}
 }
 
-func TestR9_IPCFileExactly(t *testing.T) {
+func TestR9_T63_IPCFileExactly(t *testing.T) {
 	good := int64Spec(1, 4, 4, [2]any{int64(1), int64(2)}).bytes(t)
 	o := decodeOpts(arrow.PrimitiveTypes.Int64, 4, 4)
 	mustDecode(t, good, o)
@@ -189,7 +189,7 @@ func TestR17_T64_Version(t *testing.T) {
 	}
 }
 
-func TestR18_MetadataKeys(t *testing.T) {
+func TestR5_R18_MetadataKeys(t *testing.T) {
 	// Unknown keys are ignored (R18); also a stray rows_per_zone key, which
 	// a reader never takes from the IPC file (R5).
 	spec := int64Spec(1, 4, 4, [2]any{int64(1), int64(2)})
@@ -281,7 +281,7 @@ func TestR15_T51_ValueTypeMustEqualColumnType(t *testing.T) {
 	wantCode(t, spec.bytes(t), decodeOpts(arrow.PrimitiveTypes.Int64, 4, 4), ErrSeedValueType)
 }
 
-func TestT76_StaleSeedCaughtByValueType(t *testing.T) {
+func TestR8_T76_StaleSeedCaughtByValueType(t *testing.T) {
 	// Column `a` dropped and re-added as another type: the old file's seed
 	// (int32) must not be used for the new column (utf8): E07.
 	old := seedSpec{version: 1, valueType: arrow.PrimitiveTypes.Int32, lens: []uint64{4}, mins: []any{int32(1)}, maxs: []any{int32(2)}}
@@ -329,7 +329,7 @@ func TestE02_ZeroRowsPerZoneOption(t *testing.T) {
 	wantCode(t, int64Spec(1, 4, 4, [2]any{int64(1), int64(2)}).bytes(t), decodeOpts(arrow.PrimitiveTypes.Int64, 0, 4), ErrSeedLocatorRange)
 }
 
-func TestR13_DictionarySeed(t *testing.T) {
+func TestR13_R40_DictionarySeed(t *testing.T) {
 	// R13/R40: dictionary batches appear for a dictionary value type; bounds
 	// are decoded values.
 	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
@@ -404,7 +404,7 @@ func TestQ2_V0DictionaryFloatNaNsInexact(t *testing.T) {
 	}
 }
 
-func TestR15_ExtensionColumnUsesStorageType(t *testing.T) {
+func TestR15_T52_ExtensionColumnUsesStorageType(t *testing.T) {
 	// Q4/T52: an extension column's seed uses the storage type.
 	ext := newTestExt()
 	spec := seedSpec{version: 1, valueType: arrow.BinaryTypes.Binary, lens: []uint64{4}}
@@ -439,7 +439,7 @@ func TestDecodeNoColumnTypeUsesSeedType(t *testing.T) {
 	}
 }
 
-func TestDecodeFloat16AndRaw(t *testing.T) {
+func TestT30_Float16NaNCounts(t *testing.T) {
 	// T30: f16 0x7E00, 0xFE00, 0x7C01 (signalling), 0x3C00 → nan 3, negative 1, bounds 1.0.
 	spec := seedSpec{version: 1, valueType: arrow.FixedWidthTypes.Float16, lens: []uint64{4},
 		mins: []any{float16.FromBits(f16One)}, maxs: []any{float16.FromBits(f16One)}, nans: []uint32{3}, negs: []uint32{1}}

@@ -45,7 +45,7 @@ type propType struct {
 	build func(mem memory.Allocator, rows []refRow, r *rand.Rand) arrow.Array
 }
 
-func TestPropertySeedRoundTripAndPruneSoundness(t *testing.T) {
+func TestR49_R65_T29_PropertySeedRoundTripAndPruneSoundness(t *testing.T) {
 	r := rand.New(rand.NewSource(20261130))
 	mem := memory.NewGoAllocator()
 	types := propTypes()

@@ -89,7 +89,7 @@ func TestT09_OverflowingGeometry(t *testing.T) {
 	wantCode(t, spec.bytes(t), decodeOpts(i64, 1<<63, math.MaxUint64), ErrSeedCoverage)
 }
 
-func TestR28_CountInvariants(t *testing.T) {
+func TestR27_R28_T21_T36_T37_T38_T40_CountInvariants(t *testing.T) {
 	f64 := arrow.PrimitiveTypes.Float64
 	cases := []struct {
 		name       string
@@ -224,7 +224,7 @@ func TestR29_R34_T50_BoundOrder(t *testing.T) {
 	}
 }
 
-func TestR35_T48_T50_BoundOnUnsupportedType(t *testing.T) {
+func TestR35_T20_T48_T50_BoundOnUnsupportedType(t *testing.T) {
 	cases := []struct {
 		name string
 		vt   arrow.DataType
