@@ -143,7 +143,7 @@ func runDemo(e *env, args []string) int {
 
 	step := func(title string) { fmt.Fprintf(out, "\n== %s\n", title) }
 
-	step(fmt.Sprintf("1. create %s: %d rows, no seeds (plain Lance 2.0 data, readable by Lance 12)", dir, half))
+	step(fmt.Sprintf("1. create %s: %d rows, no seeds (plain Lance 2.0 data: Lance 12 reads the dataset until step 2)", dir, half))
 	rdr, err := demoReader(schema, rng, 0, half, 10000)
 	if err != nil {
 		return fail(e, c.name, exitFailure, err)
@@ -156,7 +156,7 @@ func runDemo(e *env, args []string) int {
 	fmt.Fprintf(out, "version %d: %d rows in %d fragments, feature flags %d/%d\n", res.Version, res.Rows, len(res.Files),
 		res.Manifest.GetReaderFeatureFlags(), res.Manifest.GetWriterFeatureFlags())
 
-	step("2. lancekeeper seeds enable " + dir + "   (explicit activation; nothing else changes)")
+	step("2. lancekeeper seeds enable " + dir + "   (explicit activation; nothing else changes, but from now on Lance 12 refuses the dataset)")
 	if code := runSeedsEnable(e, []string{dir}); code != exitOK {
 		return code
 	}
