@@ -128,6 +128,10 @@ type Result struct {
 	HintError error
 }
 
+// errNoTransaction: a version whose transaction is available neither
+// inline nor as a .txn file.
+var errNoTransaction = errors.New("transaction unavailable")
+
 // dataset caches the manifests and transactions one commit reads.
 type dataset struct {
 	st    Store
@@ -159,11 +163,14 @@ func (d *dataset) transactionOf(ctx context.Context, v uint64) (*pb.Transaction,
 	}
 	p := manifest.TransactionPath(f.Manifest)
 	if p == "" {
-		return nil, fmt.Errorf("Dataset version %d does not have a transaction file", v)
+		return nil, fmt.Errorf("%w: Dataset version %d does not have a transaction file", errNoTransaction, v)
 	}
 	data, err := d.st.Get(ctx, p)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: Dataset version %d does not have a transaction file (%s is missing)", errNoTransaction, v, p)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("Dataset version %d does not have a transaction file: %w", v, err)
+		return nil, err
 	}
 	t := &pb.Transaction{}
 	if err := proto.Unmarshal(data, t); err != nil {
@@ -231,8 +238,13 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		// check (cumulative across attempts, §5.2 (1)).
 		for v := checked + 1; v <= latestV; v++ {
 			theirs, err := d.transactionOf(ctx, v)
-			if err != nil {
+			if errors.Is(err, errNoTransaction) || errors.Is(err, manifest.ErrCorrupt) {
+				// Without the concurrent transaction nothing can be proven
+				// compatible (§4.6).
 				return nil, &ConflictError{Op: t.Kind().String(), ConcurrentOp: "Unknown", Version: v, Reason: err.Error()}
+			}
+			if err != nil {
+				return nil, err
 			}
 			if err := checkAndRebase(ctx, d, t, theirs, v); err != nil {
 				return nil, err

@@ -272,3 +272,24 @@ func TestMergeAppends_GroupCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A version without any transaction (no inline section, no .txn file)
+// cannot be proven compatible: the commit fails as a conflict naming it
+// (lance-table-format.md §4.6).
+func TestCommit_MissingConcurrentTransactionIsAConflict(t *testing.T) {
+	ctx := context.Background()
+	st := memStore(t)
+	r := mustCreate(t, st, fakeFrag("a", 1))
+	m := proto.Clone(r.Manifest).(*pb.Manifest)
+	m.Version, m.TransactionFile = 2, ""
+	data, _ := manifest.Encode(m, nil, nil)
+	if err := st.CreateIfAbsent(ctx, manifest.ManifestPath(manifest.V2, 2), data); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Commit(ctx, st, appendTxn(1, fakeFrag("b", 1)), Options{})
+	if !errors.Is(err, ErrIncompatibleConflict) || !strings.Contains(err.Error(), "Dataset version 2 does not have a transaction file") {
+		t.Fatalf("got %v", err)
+	}
+	// Built on version 2, the same append commits.
+	mustCommit(t, st, appendTxn(2, fakeFrag("b", 1)), Options{})
+}

@@ -22,7 +22,7 @@ import (
 // the dataset with its unsupported-flags error naming 65537 = bit 16 + bit
 // 0 (R55).
 func TestLance12_InterleavedCommits(t *testing.T) {
-	peer := peerlance.ForTest(t)
+	peer := peerlance.ServeForTest(t)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "ds.lance")
 	st := localStoreAt(t, mkdir(t, dir))
