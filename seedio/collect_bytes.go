@@ -6,6 +6,7 @@ package seedio
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 	"unsafe"
 
@@ -76,51 +77,62 @@ func offsetScan[O int32 | int64](a *bytesAcc, data []byte, offs []O, vb []byte, 
 		a.setFirst(data[offs[i]:offs[i+1]])
 		i++
 	}
-	minS, maxS := a.minBuf, a.maxBuf
-	minK, maxK := a.minKey, a.maxKey
-	minNew, maxNew := false, false
+	st := extremaScan{minS: a.minBuf, maxS: a.maxBuf, minK: a.minKey, maxK: a.maxKey}
 	if vb == nil {
-		for ; i < hi; i++ {
-			s, e := int(offs[i]), int(offs[i+1])
-			k := prefixKey(data, s, e)
-			if k <= minK {
-				if k < minK || bytes.Compare(data[s:e], minS) < 0 {
-					minS, minK, minNew = data[s:e], k, true
-				}
-			}
-			if k >= maxK {
-				if k > maxK || bytes.Compare(data[s:e], maxS) > 0 {
-					maxS, maxK, maxNew = data[s:e], k, true
-				}
-			}
-		}
+		scanOffsets(&st, data, offs[i:hi+1])
 	} else {
-		for ; i < hi; i++ {
-			if vb[(off+i)>>3]>>uint((off+i)&7)&1 == 0 {
-				continue
+		validStretches(vb, off, i, hi, func(s, e int) { scanOffsets(&st, data, offs[s:e+1]) })
+	}
+	if st.minNew {
+		a.minBuf = append(a.minBuf[:0], st.minS...)
+		a.minKey = st.minK
+	}
+	if st.maxNew {
+		a.maxBuf = append(a.maxBuf[:0], st.maxS...)
+		a.maxKey = st.maxK
+	}
+}
+
+// extremaScan holds the running extrema of a scan; minS/maxS may point into
+// the batch until the scan ends.
+type extremaScan struct {
+	minS, maxS     []byte
+	minK, maxK     uint64
+	minNew, maxNew bool
+}
+
+// scanOffsets folds the values delimited by offs (len(offs)-1 values, all
+// valid) into st. The 8-byte prefix key settles almost every comparison; only
+// equal keys fall back to bytes.Compare.
+func scanOffsets[O int32 | int64](st *extremaScan, data []byte, offs []O) {
+	minS, maxS := st.minS, st.maxS
+	minK, maxK := st.minK, st.maxK
+	minNew, maxNew := st.minNew, st.maxNew
+	base := unsafe.Pointer(unsafe.SliceData(data))
+	n := uint(len(data))
+	for j := 1; j < len(offs); j++ {
+		s, e := int(offs[j-1]), int(offs[j])
+		var k uint64
+		if uint(s)+8 <= n {
+			k = bits.ReverseBytes64(*(*uint64)(unsafe.Add(base, s)))
+			if e-s < 8 {
+				k &^= ^uint64(0) >> (8 * uint(e-s))
 			}
-			s, e := int(offs[i]), int(offs[i+1])
-			k := prefixKey(data, s, e)
-			if k <= minK {
-				if k < minK || bytes.Compare(data[s:e], minS) < 0 {
-					minS, minK, minNew = data[s:e], k, true
-				}
+		} else {
+			k = prefixKey(data, s, e)
+		}
+		if k <= minK {
+			if k < minK || bytes.Compare(data[s:e], minS) < 0 {
+				minS, minK, minNew = data[s:e], k, true
 			}
-			if k >= maxK {
-				if k > maxK || bytes.Compare(data[s:e], maxS) > 0 {
-					maxS, maxK, maxNew = data[s:e], k, true
-				}
+		}
+		if k >= maxK {
+			if k > maxK || bytes.Compare(data[s:e], maxS) > 0 {
+				maxS, maxK, maxNew = data[s:e], k, true
 			}
 		}
 	}
-	if minNew {
-		a.minBuf = append(a.minBuf[:0], minS...)
-		a.minKey = minK
-	}
-	if maxNew {
-		a.maxBuf = append(a.maxBuf[:0], maxS...)
-		a.maxKey = maxK
-	}
+	st.minS, st.maxS, st.minK, st.maxK, st.minNew, st.maxNew = minS, maxS, minK, maxK, minNew, maxNew
 }
 
 // consider folds one value (not retained) into the open zone.

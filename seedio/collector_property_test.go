@@ -30,9 +30,9 @@ type wRefKind int
 
 const (
 	wRefNoBounds wRefKind = iota // null bounds (nested, REE, null, interval, extension)
-	wRefExact                   // exact extrema (numbers, bool, fsb, dictionary values)
-	wRefString                  // truncated per §6.2, UTF-8
-	wRefBinary                  // truncated per §6.2, bytes
+	wRefExact                    // exact extrema (numbers, bool, fsb, dictionary values)
+	wRefString                   // truncated per §6.2, UTF-8
+	wRefBinary                   // truncated per §6.2, bytes
 )
 
 // wPropCase is one generated column: the logical Go value of every row (nil
