@@ -125,3 +125,12 @@ func wrapErr(code string, sentinel error, cause error, zone int, field, format s
 	e.Cause = cause
 	return e
 }
+
+// BufferMissingError returns the E03 error for a locator whose buffer index
+// names no readable global buffer of the data file (§5.1 item 2). The data
+// file reader, which resolves locators, uses it so that E03 has the same
+// typed form as the errors Decode returns. cause may be nil.
+func BufferMissingError(column string, bufferIndex uint32, available int, cause error) error {
+	return wrapErr("E03", ErrSeedBufferMissing, cause, NoZone, shorten(column),
+		"locator names global buffer %d, the data file has %d global buffers (R3)", bufferIndex, available)
+}

@@ -11,8 +11,8 @@ import (
 // TestECatalogue produces every reader-side code of spec §5.2 once and checks
 // errors.Is, errors.As (*SeedError with the code) and that the message names
 // the code. E03 (buffer missing) is raised by the data-file reader that
-// resolves the locator, and E25 (half-set flags) by the flags package; both
-// sentinels are shared with them.
+// resolves the locator (through BufferMissingError), E01 by ParseLocator, and
+// E25 (half-set flags) by the flags package.
 func TestECatalogue(t *testing.T) {
 	f64 := arrow.PrimitiveTypes.Float64
 	utf8 := arrow.BinaryTypes.String
@@ -66,6 +66,12 @@ func TestECatalogue(t *testing.T) {
 				t.Fatalf("typed error: %T %v", err, err)
 			}
 		})
+	}
+	// E03 is built by the data-file reader with BufferMissingError.
+	e03 := BufferMissingError("c", 7, 3, nil)
+	var se *SeedError
+	if !errors.Is(e03, ErrSeedBufferMissing) || !errors.As(e03, &se) || se.Code != "E03" || !strings.Contains(e03.Error(), "buffer 7") {
+		t.Fatalf("E03: %v", e03)
 	}
 	// E01 comes from ParseLocator, which callers run before Decode.
 	if _, err := ParseLocator("3:8192:7"); !errors.Is(err, ErrSeedLocatorSyntax) || !strings.Contains(err.Error(), "E01") {
