@@ -62,26 +62,28 @@ func (a *bytesAcc) setFirst(v []byte) {
 	a.have = true
 }
 
-// offsetScan folds rows [lo, hi) of an offsets-based string/binary array.
-func offsetScan[O int32 | int64](a *bytesAcc, data []byte, offs []O, vb []byte, off, lo, hi int) {
-	i := lo
-	if vb != nil {
-		for i < hi && vb[(off+i)>>3]>>uint((off+i)&7)&1 == 0 {
-			i++
+// offsetScan folds rows [lo, hi) of an offsets-based string/binary array,
+// recording its nulls (validity vb at bit offset off) and returning their
+// number.
+func offsetScan[O int32 | int64](a *bytesAcc, data []byte, offs []O, vb []byte, off, lo, hi int, base uint64, nr *nullRecorder) uint64 {
+	var st extremaScan
+	started := false
+	visit := func(s, e int) {
+		if !started {
+			if !a.have {
+				a.setFirst(data[offs[s]:offs[s+1]])
+				s++
+			}
+			st = extremaScan{minS: a.minBuf, maxS: a.maxBuf, minK: a.minKey, maxK: a.maxKey}
+			started = true
 		}
+		scanOffsets(&st, data, offs[s:e+1])
 	}
-	if i >= hi {
-		return
-	}
-	if !a.have {
-		a.setFirst(data[offs[i]:offs[i+1]])
-		i++
-	}
-	st := extremaScan{minS: a.minBuf, maxS: a.maxBuf, minK: a.minKey, maxK: a.maxKey}
+	var nulls uint64
 	if vb == nil {
-		scanOffsets(&st, data, offs[i:hi+1])
+		visit(lo, hi)
 	} else {
-		validStretches(vb, off, i, hi, func(s, e int) { scanOffsets(&st, data, offs[s:e+1]) })
+		nulls = nullsAndStretches(vb, off, lo, hi, base, nr, visit)
 	}
 	if st.minNew {
 		a.minBuf = append(a.minBuf[:0], st.minS...)
@@ -91,6 +93,7 @@ func offsetScan[O int32 | int64](a *bytesAcc, data []byte, offs []O, vb []byte, 
 		a.maxBuf = append(a.maxBuf[:0], st.maxS...)
 		a.maxKey = st.maxK
 	}
+	return nulls
 }
 
 // extremaScan holds the running extrema of a scan; minS/maxS may point into
@@ -192,26 +195,22 @@ func (a *bytesAcc) observe(arr arrow.Array, lo, hi int, z *zoneCounts, nr *nullR
 	if vb != nil && arr.NullN() == 0 {
 		vb = nil
 	}
-	if vb != nil {
-		nulls := recordValidityNulls(vb, off, lo, hi, base, nr)
-		z.nulls += nulls
-		if nulls == uint64(hi-lo) {
-			return
-		}
-	}
 	switch t := arr.(type) {
 	case *array.String:
-		offsetScan(a, dataBuffer(arr), t.ValueOffsets(), vb, off, lo, hi)
+		z.nulls += offsetScan(a, dataBuffer(arr), t.ValueOffsets(), vb, off, lo, hi, base, nr)
 		return
 	case *array.Binary:
-		offsetScan(a, dataBuffer(arr), t.ValueOffsets(), vb, off, lo, hi)
+		z.nulls += offsetScan(a, dataBuffer(arr), t.ValueOffsets(), vb, off, lo, hi, base, nr)
 		return
 	case *array.LargeString:
-		offsetScan(a, dataBuffer(arr), t.ValueOffsets(), vb, off, lo, hi)
+		z.nulls += offsetScan(a, dataBuffer(arr), t.ValueOffsets(), vb, off, lo, hi, base, nr)
 		return
 	case *array.LargeBinary:
-		offsetScan(a, dataBuffer(arr), t.ValueOffsets(), vb, off, lo, hi)
+		z.nulls += offsetScan(a, dataBuffer(arr), t.ValueOffsets(), vb, off, lo, hi, base, nr)
 		return
+	}
+	if vb != nil {
+		z.nulls += recordValidityNulls(vb, off, lo, hi, base, nr)
 	}
 	get := bytesGetter(arr)
 	for i := lo; i < hi; i++ {

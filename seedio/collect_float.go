@@ -42,13 +42,8 @@ func (a *floatAcc[K]) observe(arr arrow.Array, lo, hi int, z *zoneCounts, nr *nu
 		z.negNaNs += negs
 		return
 	}
-	nulls := recordValidityNulls(vb, off, lo, hi, base, nr)
-	z.nulls += nulls
-	if nulls == uint64(hi-lo) {
-		return
-	}
 	mnK, mxK := a.mnK, a.mxK
-	validStretches(vb, off, lo, hi, func(s, e int) {
+	z.nulls += nullsAndStretches(vb, off, lo, hi, base, nr, func(s, e int) {
 		var nn, ng uint64
 		mnK, mxK, nn, ng = floatScan(vals[s:e], a.shift, a.inf, mnK, mxK)
 		nans += nn

@@ -50,12 +50,11 @@ func (a *intAcc[T]) observe(arr arrow.Array, lo, hi int, z *zoneCounts, nr *null
 		a.mn, a.mx = minMaxInts(vals[lo:hi], a.mn, a.mx)
 		return
 	}
-	nulls := recordValidityNulls(vb, off, lo, hi, base, nr)
-	z.nulls += nulls
-	if nulls == uint64(hi-lo) {
-		return
-	}
-	a.mn, a.mx = minMaxIntsValid(vals, vb, off, lo, hi, a.mn, a.mx)
+	mn, mx := a.mn, a.mx
+	z.nulls += nullsAndStretches(vb, off, lo, hi, base, nr, func(s, e int) {
+		mn, mx = minMaxInts(vals[s:e], mn, mx)
+	})
+	a.mn, a.mx = mn, mx
 }
 
 func (a *intAcc[T]) observeAt(values arrow.Array, idx []int, _ *zoneCounts) {
@@ -122,15 +121,6 @@ func minMaxInts[T integer](vals []T, mn, mx T) (T, T) {
 		x0 = max(x0, vals[i])
 	}
 	return min(m0, m1, m2, m3), max(x0, x1, x2, x3)
-}
-
-// minMaxIntsValid folds the valid rows among vals[lo:hi] into (mn, mx);
-// vb/off is the validity bitmap of vals.
-func minMaxIntsValid[T integer](vals []T, vb []byte, off, lo, hi int, mn, mx T) (T, T) {
-	validStretches(vb, off, lo, hi, func(s, e int) {
-		mn, mx = minMaxInts(vals[s:e], mn, mx)
-	})
-	return mn, mx
 }
 
 // cmpAcc accumulates bounds of a type compared with a less function

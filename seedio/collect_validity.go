@@ -169,13 +169,21 @@ func recordValidityNulls(vb []byte, off, lo, hi int, base uint64, nr *nullRecord
 	return count
 }
 
-// validStretches calls fn(s, e) for every maximal run [s, e) of valid rows
-// among rows [lo, hi) of an array with validity bitmap vb (bit offset off).
-func validStretches(vb []byte, off, lo, hi int, fn func(s, e int)) {
+// nullsAndStretches scans the validity bitmap vb (bit offset off) over rows
+// [lo, hi) once: it records the null rows as global offsets base+row, calls
+// fn(s, e) for every maximal run [s, e) of valid rows, and returns the number
+// of null rows.
+func nullsAndStretches(vb []byte, off, lo, hi int, base uint64, nr *nullRecorder, fn func(s, e int)) uint64 {
+	var count uint64
 	start := lo // start of the current valid stretch
 	for r := lo; r < hi; r += 64 {
 		n := min(hi-r, 64)
 		nw := ^loadBits(vb, off+r) & lowMask(n)
+		if nw == 0 {
+			continue
+		}
+		count += uint64(bits.OnesCount64(nw))
+		nr.orBits(base+uint64(r), nw)
 		for nw != 0 {
 			tz := bits.TrailingZeros64(nw)
 			if r+tz > start {
@@ -192,4 +200,5 @@ func validStretches(vb []byte, off, lo, hi int, fn func(s, e int)) {
 	if hi > start {
 		fn(start, hi)
 	}
+	return count
 }
