@@ -213,7 +213,9 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 	if err := inspectSeeds(ctx, d, t); err != nil {
 		return nil, err
 	}
-	creating := t.ReadVersion() == 0
+	// Only an Overwrite with read version 0 creates a dataset (§5.2
+	// commit_new_dataset); any other transaction needs one.
+	creating := t.ReadVersion() == 0 && t.Kind() == OpOverwrite
 	checked := t.ReadVersion()
 	var writtenTxn []byte
 	for attempt := 1; ; attempt++ {
