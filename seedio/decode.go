@@ -86,16 +86,6 @@ func decode(b []byte, opts DecodeOptions) (*Seed, error) {
 		return nil, err
 	}
 
-	// Item 4: schema metadata (raw, as stored in the footer).
-	version, bitmapHex, hasBitmap, err := readSeedMetadata(lay)
-	if err != nil {
-		return nil, err
-	}
-	if version == 1 && !opts.TableFlagged {
-		return nil, newErr("E26", ErrSeedV1WithoutFlag, NoZone, MetaVersion,
-			"the manifest lacks FLAG_ZONE_WRITE_SEEDS (1<<16) in reader and writer flags; the seed must be ignored (R61)")
-	}
-
 	alloc := newBudgetAllocator(budget)
 	rdr, err := ipc.NewFileReader(bytes.NewReader(b), ipc.WithAllocator(alloc))
 	if err != nil {
@@ -104,6 +94,16 @@ func decode(b []byte, opts DecodeOptions) (*Seed, error) {
 	defer rdr.Close()
 	if err := checkStreamSchema(lay.schemaMsg, rdr.Schema(), alloc); err != nil {
 		return nil, err
+	}
+
+	// Item 4: schema metadata (raw, as stored in the footer).
+	version, bitmapHex, hasBitmap, err := readSeedMetadata(lay)
+	if err != nil {
+		return nil, err
+	}
+	if version == 1 && !opts.TableFlagged {
+		return nil, newErr("E26", ErrSeedV1WithoutFlag, NoZone, MetaVersion,
+			"the manifest lacks FLAG_ZONE_WRITE_SEEDS (1<<16) in reader and writer flags; the seed must be ignored (R61)")
 	}
 
 	// Item 5: fields and value type.
