@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -663,7 +664,7 @@ func (pd *pageDecoder) binary(ae *arrayEncoding, n uint64, dt arrow.DataType) (a
 	if err != nil {
 		return nil, err
 	}
-	if err := pd.budget.take(8*(n+1)+n/8+1, pd.sec); err != nil {
+	if err := pd.budget.take(16*(n+1)+n/8+1, pd.sec); err != nil { // offsets, ends, validity
 		return nil, err
 	}
 	// The byte count is implied by the indices: the last end offset.
@@ -721,7 +722,39 @@ func (pd *pageDecoder) binary(ae *arrayEncoding, n uint64, dt arrow.DataType) (a
 	if valid != nil {
 		vb = memory.NewBufferBytes(valid)
 	}
+	if err := checkUTF8(dt, ends(ib, n, ae.nullAdj), raw); err != nil {
+		return nil, pd.errf(ErrMalformed, "%v", err)
+	}
 	return array.NewData(dt, int(n), []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(raw)}, nil, nulls, 0), nil
+}
+
+// ends returns the end offsets encoded in binary indices (null adjustment removed).
+func ends(ib []byte, n, adj uint64) []uint64 {
+	out := make([]uint64, n)
+	for i := range out {
+		v := binary.LittleEndian.Uint64(ib[8*i:])
+		if v >= adj {
+			v -= adj
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// checkUTF8 requires every string value to be valid UTF-8, as Arrow string
+// arrays must be; binary types are not checked.
+func checkUTF8(dt arrow.DataType, ends []uint64, raw []byte) error {
+	if dt.ID() != arrow.STRING && dt.ID() != arrow.LARGE_STRING {
+		return nil
+	}
+	var start uint64
+	for i, e := range ends {
+		if !utf8.Valid(raw[start:e]) {
+			return fmt.Errorf("string value %d is not valid UTF-8", i)
+		}
+		start = e
+	}
+	return nil
 }
 
 // dictionary decodes dictionary{indices, items, num_dictionary_items}.
@@ -915,6 +948,9 @@ func (d *decoder) legacyBinary(fld *Field, col int, dt arrow.DataType) (arrow.Ar
 	var vb *memory.Buffer
 	if valid != nil {
 		vb = memory.NewBufferBytes(valid)
+	}
+	if err := checkUTF8(dt, ends, raw); err != nil {
+		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%v", err)
 	}
 	data := array.NewData(dt, n, []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(append([]byte(nil), raw...))}, nil, nulls, 0)
 	defer data.Release()
