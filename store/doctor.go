@@ -145,10 +145,10 @@ func (o DoctorOptions) withDefaults() (DoctorOptions, error) {
 		o.Rounds = 20
 	}
 	if o.Contenders < 2 || o.Contenders > maxDoctorClients {
-		return o, fmt.Errorf("doctor: contenders %d out of range [2, %d]", o.Contenders, maxDoctorClients)
+		return o, fmt.Errorf("doctor: %w: contenders %d out of range [2, %d]", ErrInvalidOptions, o.Contenders, maxDoctorClients)
 	}
 	if o.Rounds < 1 || o.Rounds > maxDoctorRounds {
-		return o, fmt.Errorf("doctor: rounds %d out of range [1, %d]", o.Rounds, maxDoctorRounds)
+		return o, fmt.Errorf("doctor: %w: rounds %d out of range [1, %d]", ErrInvalidOptions, o.Rounds, maxDoctorRounds)
 	}
 	return o, nil
 }

@@ -224,8 +224,8 @@ func TestDoctorCatchesWrongRangeBytes(t *testing.T) {
 func TestDoctorOptionsAndURLErrors(t *testing.T) {
 	ctx := context.Background()
 	for _, o := range []store.DoctorOptions{{Contenders: 1}, {Contenders: 65}, {Rounds: -1}, {Rounds: 1001}} {
-		if _, err := store.Doctor(ctx, "mem://", o); err == nil {
-			t.Errorf("options %+v accepted", o)
+		if _, err := store.Doctor(ctx, "mem://", o); !errors.Is(err, store.ErrInvalidOptions) {
+			t.Errorf("options %+v: want ErrInvalidOptions, got %v", o, err)
 		}
 	}
 	if _, err := store.Doctor(ctx, "ftp://x", store.DoctorOptions{}); !errors.Is(err, store.ErrInvalidURL) {

@@ -20,4 +20,6 @@ var (
 	// ErrShortRead: a range read returned fewer bytes than requested (the
 	// range extends past the end of the object).
 	ErrShortRead = errors.New("short range read")
+	// ErrInvalidOptions: DoctorOptions out of range.
+	ErrInvalidOptions = errors.New("invalid options")
 )
