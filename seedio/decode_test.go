@@ -365,7 +365,8 @@ func TestR24_T17_T18_T19_V0NullCountsInexact(t *testing.T) {
 	// columns: the reader marks those counts and the bitmap inexact, so
 	// IS NULL never prunes them; v1 counts are exact.
 	dict := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
-	for _, dt := range []arrow.DataType{dict, arrow.Null} {
+	ree := arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String)
+	for _, dt := range []arrow.DataType{dict, arrow.Null, ree} {
 		v0 := seedSpec{version: 0, valueType: dt, lens: []uint64{4}}
 		s := mustDecode(t, v0.bytes(t), decodeOpts(dt, 4, 4))
 		if s.Zones[0].NullCountExact || s.NullPositionsExact {
