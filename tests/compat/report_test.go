@@ -1,0 +1,127 @@
+package compat_test
+
+// The suite's report (issue 4 §3): every case records its category, and
+// TestMain prints, after all tests ran, one line per category and the
+// closing line "N passed, N failed":
+//
+//	compat: corpus cases=40 passed=40 failed=0
+//	...
+//	61 passed, 0 failed
+//
+// A case is a test or subtest that called record. It passed when it ended
+// neither failed nor skipped; skipped cases (no node, no corpus: loud skips,
+// never in CI) are listed as skipped=N on the category line when there are any.
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+)
+
+// Categories of the report, in the order they are printed.
+const (
+	catCorpus       = "corpus"
+	catLanceToUs    = "lance->us"
+	catUsToLance    = "us->lance"
+	catRefusal      = "refusal"
+	catInterleaving = "interleaving"
+	catSnapshots    = "snapshots"
+)
+
+// categories lists the report's categories in print order.
+func categories() []string {
+	return []string{catCorpus, catLanceToUs, catUsToLance, catRefusal, catInterleaving, catSnapshots}
+}
+
+// caseResult is the outcome of one recorded case.
+type caseResult struct {
+	name     string
+	category string
+	failed   bool
+	skipped  bool
+}
+
+// caseRegistry collects the outcomes of recorded cases. Tests run in
+// parallel only through t.Run's goroutines, so it is guarded by a mutex.
+type caseRegistry struct {
+	mu      sync.Mutex
+	results []caseResult
+}
+
+// suiteReport is the one registry of this test binary: TestMain prints it.
+// It is the only package-level state of the suite and exists because Go
+// gives tests no other channel to TestMain.
+var suiteReport = &caseRegistry{}
+
+// record makes t a case of category: its outcome is counted when t ends.
+func record(t *testing.T, category string) {
+	t.Helper()
+	known := false
+	for _, c := range categories() {
+		known = known || c == category
+	}
+	if !known {
+		t.Fatalf("record: unknown report category %q", category)
+	}
+	t.Cleanup(func() {
+		suiteReport.add(caseResult{name: t.Name(), category: category, failed: t.Failed(), skipped: t.Skipped()})
+	})
+}
+
+func (r *caseRegistry) add(c caseResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.results = append(r.results, c)
+}
+
+// write prints the category lines and the closing line; it returns the
+// totals.
+func (r *caseRegistry) write(w io.Writer) (passed, failed int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	type counts struct{ cases, passed, failed, skipped int }
+	by := map[string]*counts{}
+	for _, c := range categories() {
+		by[c] = &counts{}
+	}
+	var failedNames []string
+	for _, c := range r.results {
+		n := by[c.category]
+		n.cases++
+		switch {
+		case c.failed:
+			n.failed++
+			failedNames = append(failedNames, c.name)
+		case c.skipped:
+			n.skipped++
+		default:
+			n.passed++
+		}
+	}
+	fmt.Fprintln(w)
+	for _, c := range categories() {
+		n := by[c]
+		line := fmt.Sprintf("compat: %s cases=%d passed=%d failed=%d", c, n.cases, n.passed, n.failed)
+		if n.skipped > 0 {
+			line += fmt.Sprintf(" skipped=%d", n.skipped)
+		}
+		fmt.Fprintln(w, line)
+		passed += n.passed
+		failed += n.failed
+	}
+	sort.Strings(failedNames)
+	for _, name := range failedNames {
+		fmt.Fprintf(w, "compat: FAILED %s\n", name)
+	}
+	fmt.Fprintf(w, "%d passed, %d failed\n", passed, failed)
+	return passed, failed
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	suiteReport.write(os.Stdout)
+	os.Exit(code)
+}
