@@ -297,7 +297,7 @@ const flagMask = ^(flags.UseV2FormatDeprecated | flags.DisableTransactionFile)
 // agreement counts what agreeOnDataset compared.
 type agreement struct {
 	versions, rowVersions, rows int
-	notDecodable               []uint64
+	notDecodable                []uint64
 }
 
 // agreeOnDataset checks that our library and Lance 12 agree on every
