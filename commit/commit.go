@@ -200,8 +200,8 @@ func (d *dataset) latest(ctx context.Context) (manifest.VersionInfo, error) {
 // jittered backoff. The hint file is written last, best effort.
 func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
-	if !st.AtomicCreate() && !opts.AllowUnsafeCommit {
-		return nil, fmt.Errorf("store %s: %w: refusing to commit (set AllowUnsafeCommit to accept that two concurrent commits may both succeed)", st, store.ErrNoAtomicCreate)
+	if err := requireAtomicCreate(st, opts.AllowUnsafeCommit); err != nil {
+		return nil, err
 	}
 	if t.Kind() == OpUnknown {
 		return nil, fmt.Errorf("%w: transaction has no operation", ErrInvalidTransaction)
@@ -360,6 +360,20 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		}
 		return out, nil
 	}
+}
+
+// requireAtomicCreate is the commit path's gate (store.RequireAtomicCreate
+// for any Store): a store without an atomic create-if-absent is refused
+// with an error wrapping store.ErrNoAtomicCreate unless the caller set
+// AllowUnsafeCommit, accepting that two concurrent commits may both succeed.
+func requireAtomicCreate(st Store, allowUnsafeCommit bool) error {
+	if s, ok := st.(*store.Store); ok {
+		return s.RequireAtomicCreate(allowUnsafeCommit)
+	}
+	if st.AtomicCreate() || allowUnsafeCommit {
+		return nil
+	}
+	return fmt.Errorf("store %s: %w: refusing to commit (set AllowUnsafeCommit to accept that two concurrent commits may both succeed)", st, store.ErrNoAtomicCreate)
 }
 
 // publish writes a manifest with create-if-absent, the commit point. It

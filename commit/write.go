@@ -255,6 +255,10 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 		opts.MaxRowsPerFile = DefaultMaxRowsPerFile
 	}
 	seeding := opts.SeedAllColumns || len(opts.SeedColumns) > 0
+	// Refuse an unsafe store before writing any data file.
+	if err := requireAtomicCreate(st, opts.Commit.AllowUnsafeCommit); err != nil {
+		return nil, err
+	}
 	d := &dataset{st: st, root: st.KeyPrefix(), files: map[uint64]*manifest.File{}}
 	info, err := d.latest(ctx)
 	if err != nil {
