@@ -57,23 +57,26 @@ func (a *floatAcc[K]) observe(arr arrow.Array, lo, hi int, z *zoneCounts, nr *nu
 // floatScan folds the bit patterns vals (all non-null) into the key bounds
 // and returns the NaN counts. Float64 uses the AVX2 kernel when available.
 func floatScan[K floatBits](vals []K, shift uint, inf K, mnK, mxK K) (K, K, uint64, uint64) {
-	if !useAVX2 || shift != 63 || len(vals) < 16 {
+	if !useAVX2 || shift != 63 || len(vals) < 4 {
 		return floatScanGo(vals, shift, inf, mnK, mxK)
 	}
 	var nans, negs uint64
-	for len(vals) >= 16 {
+	for len(vals) >= 4 {
 		mS, xS, done := minmaxF64AVX2((*uint64)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals))
 		// signed transform -> unsigned totalOrder key: flip the sign bit.
 		mnK = min(mnK, K(uint64(mS)^(1<<63)))
 		mxK = max(mxK, K(uint64(xS)^(1<<63)))
 		vals = vals[done:]
-		if len(vals) >= 16 { // a step with a NaN: handle it here
-			var nn, ng uint64
-			mnK, mxK, nn, ng = floatScanGo(vals[:16], shift, inf, mnK, mxK)
-			nans += nn
-			negs += ng
-			vals = vals[16:]
+		if len(vals) == 0 {
+			break
 		}
+		// the next step holds a NaN: take up to 16 values here
+		k := min(16, len(vals))
+		var nn, ng uint64
+		mnK, mxK, nn, ng = floatScanGo(vals[:k], shift, inf, mnK, mxK)
+		nans += nn
+		negs += ng
+		vals = vals[k:]
 	}
 	var nn, ng uint64
 	mnK, mxK, nn, ng = floatScanGo(vals, shift, inf, mnK, mxK)

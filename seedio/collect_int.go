@@ -91,7 +91,7 @@ func (a *intAcc[T]) reset() {
 // pairs so that the branch-free min/max instructions pipeline.
 func minMaxInts[T integer](vals []T, mn, mx T) (T, T) {
 	var zero T
-	if useAVX2 && unsafe.Sizeof(zero) == 8 && len(vals) >= 16 {
+	if useAVX2 && unsafe.Sizeof(zero) == 8 && len(vals) >= 4 {
 		// 64-bit lanes: AVX2 kernel; unsigned values are compared as signed
 		// after flipping the sign bit.
 		var flip int64
@@ -99,8 +99,7 @@ func minMaxInts[T integer](vals []T, mn, mx T) (T, T) {
 			flip = math.MinInt64
 		}
 		m, x := minmax64AVX2((*int64)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals), flip)
-		mn, mx = min(mn, T(m^flip)), max(mx, T(x^flip))
-		vals = vals[len(vals)&^15:]
+		return min(mn, T(m^flip)), max(mx, T(x^flip))
 	}
 	m0, m1, m2, m3 := mn, mn, mn, mn
 	x0, x1, x2, x3 := mx, mx, mx, mx

@@ -8,31 +8,29 @@
 // VPBLENDVB mask, x, y, dst => dst = mask ? x : y (bytewise on the mask sign).
 
 // func minmax64AVX2(p *int64, n int, flip int64) (mn, mx int64)
-// Folds p[0 : n&^15] (each lane XORed with flip) into signed min/max.
-// Requires n >= 16.
+// Folds p[0:n] (each lane XORed with flip) into signed min/max. Requires
+// n >= 4. Steps of 16, then of 4; the last partial step re-reads the final 4
+// values (min and max are idempotent, so overlap is harmless).
 TEXT ·minmax64AVX2(SB), NOSPLIT, $0-40
 	MOVQ p+0(FP), SI
 	MOVQ n+8(FP), CX
-	SHRQ $4, CX
 	VPBROADCASTQ flip+16(FP), Y15
+	LEAQ -32(SI)(CX*8), DI          // address of the last 4 values
 
 	VMOVDQU (SI), Y0
 	VPXOR   Y15, Y0, Y0
-	VMOVDQU 32(SI), Y1
-	VPXOR   Y15, Y1, Y1
-	VMOVDQU 64(SI), Y2
-	VPXOR   Y15, Y2, Y2
-	VMOVDQU 96(SI), Y3
-	VPXOR   Y15, Y3, Y3
+	VMOVDQA Y0, Y1
+	VMOVDQA Y0, Y2
+	VMOVDQA Y0, Y3
 	VMOVDQA Y0, Y4
-	VMOVDQA Y1, Y5
-	VMOVDQA Y2, Y6
-	VMOVDQA Y3, Y7
-	ADDQ    $128, SI
-	DECQ    CX
-	JZ      reduce
+	VMOVDQA Y0, Y5
+	VMOVDQA Y0, Y6
+	VMOVDQA Y0, Y7
 
-loop:
+	CMPQ CX, $16
+	JLT  tail4
+
+loop16:
 	VMOVDQU (SI), Y8
 	VPXOR   Y15, Y8, Y8
 	VMOVDQU 32(SI), Y9
@@ -63,8 +61,32 @@ loop:
 	VPBLENDVB Y13, Y11, Y7, Y7
 
 	ADDQ $128, SI
-	DECQ CX
-	JNZ  loop
+	SUBQ $16, CX
+	CMPQ CX, $16
+	JGE  loop16
+
+tail4:
+	CMPQ CX, $4
+	JLT  last
+	VMOVDQU   (SI), Y8
+	VPXOR     Y15, Y8, Y8
+	VPCMPGTQ  Y8, Y0, Y12
+	VPBLENDVB Y12, Y8, Y0, Y0
+	VPCMPGTQ  Y4, Y8, Y13
+	VPBLENDVB Y13, Y8, Y4, Y4
+	ADDQ      $32, SI
+	SUBQ      $4, CX
+	JMP       tail4
+
+last:
+	TESTQ     CX, CX
+	JZ        reduce
+	VMOVDQU   (DI), Y8
+	VPXOR     Y15, Y8, Y8
+	VPCMPGTQ  Y8, Y0, Y12
+	VPBLENDVB Y12, Y8, Y0, Y0
+	VPCMPGTQ  Y4, Y8, Y13
+	VPBLENDVB Y13, Y8, Y4, Y4
 
 reduce:
 	// min of Y0..Y3 into Y0, max of Y4..Y7 into Y4
@@ -106,16 +128,17 @@ reduce:
 	RET
 
 // func minmaxF64AVX2(p *uint64, n int) (mn, mx int64, done int)
-// Folds float64 bit patterns p[0 : n&^15] into signed min/max of the
-// totalOrder transform s = b ^ ((b >> 63 arithmetic) & 0x7FFF_FFFF_FFFF_FFFF),
-// 16 values per step. A step holding a NaN is not folded: the kernel stops and
-// returns done = index of that step (the caller handles it); otherwise
-// done = n&^15. Neutral results (nothing folded) are mn = MaxInt64,
-// mx = MinInt64, which are NaN transforms and never ordinary values.
+// Folds float64 bit patterns p[0:n] into signed min/max of the totalOrder
+// transform s = b ^ ((b >> 63 arithmetic) & 0x7FFF_FFFF_FFFF_FFFF), in steps
+// of 16 then 4 values, the last step re-reading the final 4 values. A step
+// holding a NaN is not folded: the kernel stops and returns done = index of
+// that step (the caller handles the NaNs); otherwise done = n. Requires
+// n >= 4. Neutral results (nothing folded) are mn = MaxInt64, mx = MinInt64,
+// which are NaN transforms and never ordinary values.
 TEXT ·minmaxF64AVX2(SB), NOSPLIT, $0-40
 	MOVQ p+0(FP), SI
 	MOVQ n+8(FP), CX
-	SHRQ $4, CX
+	LEAQ -32(SI)(CX*8), DI      // address of the last 4 values
 	XORQ DX, DX                 // elements done
 
 	MOVQ $0x7FFFFFFFFFFFFFFF, AX
@@ -131,10 +154,12 @@ TEXT ·minmaxF64AVX2(SB), NOSPLIT, $0-40
 	VPXOR   Y14, Y4, Y4         // 0x8000... : max identity
 	VMOVDQA Y4, Y5
 
-	TESTQ CX, CX
-	JZ    freduce
-
 floop:
+	MOVQ CX, AX
+	SUBQ DX, AX
+	CMPQ AX, $16
+	JLT  ftail
+
 	VMOVDQU (SI), Y8
 	VMOVDQU 32(SI), Y9
 	VMOVDQU 64(SI), Y10
@@ -153,7 +178,7 @@ floop:
 	VPCMPGTQ Y13, Y3, Y3
 	VPOR     Y3, Y2, Y2
 	VPTEST   Y2, Y2
-	JNZ      fnan
+	JNZ      freduce
 
 	// s = b ^ ((0 > b) & abs)
 	VPCMPGTQ Y8, Y15, Y12
@@ -188,11 +213,45 @@ floop:
 
 	ADDQ $128, SI
 	ADDQ $16, DX
-	DECQ CX
-	JNZ  floop
-	JMP  freduce
+	JMP  floop
 
-fnan:
+ftail:
+	CMPQ AX, $4
+	JLT  flast
+	VMOVDQU  (SI), Y8
+	VPAND    Y14, Y8, Y2
+	VPCMPGTQ Y13, Y2, Y2
+	VPTEST   Y2, Y2
+	JNZ      freduce
+	VPCMPGTQ  Y8, Y15, Y12
+	VPAND     Y14, Y12, Y12
+	VPXOR     Y12, Y8, Y8
+	VPCMPGTQ  Y8, Y0, Y12
+	VPBLENDVB Y12, Y8, Y0, Y0
+	VPCMPGTQ  Y4, Y8, Y12
+	VPBLENDVB Y12, Y8, Y4, Y4
+	ADDQ      $32, SI
+	ADDQ      $4, DX
+	SUBQ      $4, AX
+	JMP       ftail
+
+flast:
+	TESTQ    AX, AX
+	JZ       freduce
+	VMOVDQU  (DI), Y8
+	VPAND    Y14, Y8, Y2
+	VPCMPGTQ Y13, Y2, Y2
+	VPTEST   Y2, Y2
+	JNZ      freduce
+	VPCMPGTQ  Y8, Y15, Y12
+	VPAND     Y14, Y12, Y12
+	VPXOR     Y12, Y8, Y8
+	VPCMPGTQ  Y8, Y0, Y12
+	VPBLENDVB Y12, Y8, Y0, Y0
+	VPCMPGTQ  Y4, Y8, Y12
+	VPBLENDVB Y12, Y8, Y4, Y4
+	MOVQ      CX, DX
+
 freduce:
 	VPCMPGTQ  Y1, Y0, Y12
 	VPBLENDVB Y12, Y1, Y0, Y0
