@@ -37,16 +37,16 @@ type Store struct {
 //	/abs/dir, rel/dir, file:///abs/dir      local directory (lancekeeper's link(2) committer)
 //	mem://[name][/prefix]                     new process-local memory bucket
 //	s3://bucket[/prefix]?endpoint=…&region=…&use_path_style=true
-//	gs://bucket[/prefix]                      needs gocloud.dev/blob/gcsblob linked
-//	azblob://container[/prefix]               needs gocloud.dev/blob/azureblob linked
+//	gs://bucket[/prefix]                      needs the gcsblob driver linked (store/drivers)
+//	azblob://container[/prefix]               needs the azureblob driver linked (store/drivers)
 //
 // The URL path (and a "prefix" query parameter) become the store's root
 // prefix. Other query parameters go to the gocloud driver (for s3: region,
 // endpoint, use_path_style, disable_https, profile, anonymous, …; see
 // docs/storage.md). The s3 driver is linked by this package; the gs and
 // azblob drivers pull in large SDKs and are used when the program links
-// them (a blank import in package main registers them with
-// blob.DefaultURLMux). A local directory that does not exist yet is not created
+// them (a blank import of store/drivers in package main registers both with
+// blob.DefaultURLMux; the lancekeeper command does). A local directory that does not exist yet is not created
 // by Open; the first write creates it.
 func Open(ctx context.Context, rawURL string) (*Store, error) {
 	if rawURL == "" {
@@ -94,7 +94,7 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		mux := blob.DefaultURLMux()
 		if !mux.ValidBucketScheme(u.Scheme) {
 			driver := map[string]string{"s3": "s3blob", "gs": "gcsblob", "azblob": "azureblob"}[u.Scheme]
-			return nil, fmt.Errorf("%w %q: the %s:// driver is not linked into this program (blank-import gocloud.dev/blob/%s in package main)",
+			return nil, fmt.Errorf("%w %q: the %s:// driver is not linked into this program (blank-import github.com/lancekeeper/lancekeeper/store/drivers, or gocloud.dev/blob/%s, in package main)",
 				ErrInvalidURL, redact(rawURL), u.Scheme, driver)
 		}
 		du := &url.URL{Scheme: u.Scheme, Host: u.Host, RawQuery: q.Encode()}
