@@ -109,11 +109,57 @@ type column struct {
 	n        int
 	nulls    int
 	validity []byte
-	values   []byte // fixed values, bool bitmap, or FSL item values/bitmap
+	values   []byte // bool bitmap (bool columns, FSL of bool)
 	itemVal  []byte // FSL item validity
 	ends     []uint64
-	data     []byte // binary bytes
-	size     int    // estimated bytes of the pending page
+	// segs are the pieces of the page's value (or string bytes) buffer, in
+	// order: slices of the caller's arrays when they can be written as they
+	// are (held retains those arrays until the page is written), or slices
+	// of own, where chunks with null slots are copied and zeroed.
+	segs [][]byte
+	own  []byte
+	held []arrow.ArrayData
+	size int // estimated bytes of the pending page
+}
+
+// addRef appends b, a slice of d's buffers, to the page without copying.
+func (c *column) addRef(d arrow.ArrayData, b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	d.Retain()
+	c.held = append(c.held, d)
+	c.segs = append(c.segs, b)
+}
+
+// reserve makes room for n more elements in s, doubling the capacity (Go's
+// append grows large slices by only 1.25x, which costs many copies here).
+func reserve[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	ns := make([]T, len(s), max(2*cap(s), len(s)+n, 1024))
+	copy(ns, s)
+	return ns
+}
+
+// addCopy copies b to the page and returns the copy (for zeroing).
+func (c *column) addCopy(b []byte) []byte {
+	from := len(c.own)
+	c.own = reserve(c.own, len(b))
+	c.own = append(c.own, b...)
+	cp := c.own[from:len(c.own):len(c.own)]
+	c.segs = append(c.segs, cp)
+	return cp
+}
+
+// release drops the references to the caller's arrays.
+func (c *column) release() {
+	for _, d := range c.held {
+		d.Release()
+	}
+	clear(c.held)
+	c.held = c.held[:0]
 }
 
 // Writer writes one Lance v2.0 data file from Arrow record batches. It is not
@@ -503,10 +549,11 @@ func (c *column) appendRange(a arrow.Array, start, k int) {
 	case ckFixed:
 		wb := c.width / 8
 		off := d.Offset() + start
-		from := len(c.values)
-		c.values = append(c.values, d.Buffers()[1].Bytes()[off*wb:(off+k)*wb]...)
-		if nulls > 0 {
-			zeroInvalid(c.values[from:], wb, c.validity, at, k)
+		src := d.Buffers()[1].Bytes()[off*wb : (off+k)*wb]
+		if nulls == 0 {
+			c.addRef(d, src)
+		} else {
+			zeroInvalid(c.addCopy(src), wb, c.validity, at, k)
 		}
 		c.size += k * wb
 	case ckBool:
@@ -537,27 +584,49 @@ func (c *column) appendRange(a arrow.Array, start, k int) {
 			}
 			return int(o32[i]), int(o32[i+1])
 		}
-		before := len(c.data)
+		first := last
+		c.ends = reserve(c.ends, k)
 		if nulls == 0 {
 			s, _ := bounds(off)
 			_, e := bounds(off + k - 1)
-			c.data = append(c.data, db[s:e]...)
+			c.addRef(d, db[s:e])
 			for i := 0; i < k; i++ {
 				b, e := bounds(off + i)
 				last += uint64(e - b)
 				c.ends = append(c.ends, last)
 			}
 		} else {
+			// Copy the bytes of each run of valid rows at once; null
+			// slots contribute no bytes even if Arrow gave them some.
+			from := len(c.own)
+			runStart := -1
+			flush := func(i int) {
+				if runStart >= 0 {
+					b, _ := bounds(off + runStart)
+					_, e := bounds(off + i - 1)
+					c.own = reserve(c.own, e-b)
+					c.own = append(c.own, db[b:e]...)
+					runStart = -1
+				}
+			}
 			for i := 0; i < k; i++ {
 				if bitutil.BitIsSet(c.validity, at+i) {
+					if runStart < 0 {
+						runStart = i
+					}
 					b, e := bounds(off + i)
-					c.data = append(c.data, db[b:e]...)
 					last += uint64(e - b)
+				} else {
+					flush(i)
 				}
 				c.ends = append(c.ends, last)
 			}
+			flush(k)
+			if len(c.own) > from {
+				c.segs = append(c.segs, c.own[from:len(c.own):len(c.own)])
+			}
 		}
-		c.size += 8*k + len(c.data) - before
+		c.size += 8*k + int(last-first)
 	case ckFSL:
 		child := d.Children()[0]
 		items := k * c.dim
@@ -579,9 +648,12 @@ func (c *column) appendRange(a arrow.Array, start, k int) {
 			c.size += int(bitutil.BytesForBits(int64(items)))
 		} else {
 			wb := c.width / 8
-			from := len(c.values)
-			c.values = append(c.values, child.Buffers()[1].Bytes()[coff*wb:(coff+items)*wb]...)
-			zeroInvalid(c.values[from:], wb, c.itemVal, itemAt, items)
+			src := child.Buffers()[1].Bytes()[coff*wb : (coff+items)*wb]
+			if bitutil.CountSetBits(c.itemVal, itemAt, items) == items {
+				c.addRef(child, src)
+			} else {
+				zeroInvalid(c.addCopy(src), wb, c.itemVal, itemAt, items)
+			}
 			c.size += items * wb
 		}
 		c.size += int(bitutil.BytesForBits(int64(items)))
@@ -623,6 +695,22 @@ func (w *Writer) writeBuffer(b []byte) (BufferRange, error) {
 	return r, w.pad()
 }
 
+// writeSegments writes one buffer given as consecutive segments, aligned
+// and padded like writeBuffer.
+func (w *Writer) writeSegments(segs [][]byte) (BufferRange, error) {
+	r := BufferRange{Pos: w.pos}
+	for _, b := range segs {
+		if err := w.write(b); err != nil {
+			return r, err
+		}
+		r.Len += uint64(len(b))
+	}
+	if r.Len == 0 {
+		return r, nil
+	}
+	return r, w.pad()
+}
+
 func (w *Writer) pad() error {
 	if rem := w.pos % bufferAlign; rem != 0 {
 		if _, err := w.out.WriteString(padding[:bufferAlign-rem]); err != nil {
@@ -639,29 +727,32 @@ func (w *Writer) flushPage(c *column) error {
 	if c.n == 0 {
 		return nil
 	}
+	defer c.release()
 	n := c.n
-	var bufs [][]byte
+	var bufs [][][]byte // each buffer as a list of segments
 	var enc []byte
 	validityBytes := c.validity[:bitutil.BytesForBits(int64(n))]
+	validity := [][]byte{validityBytes}
 	switch c.kind {
 	case ckFixed, ckBool:
-		valBytes := c.values
+		valBytes := c.segs
 		if c.kind == ckBool {
-			valBytes = c.values[:bitutil.BytesForBits(int64(n))]
+			vb := c.values[:bitutil.BytesForBits(int64(n))]
 			if c.nulls > 0 {
-				for i := range valBytes {
-					valBytes[i] &= validityBytes[i]
+				for i := range vb {
+					vb[i] &= validityBytes[i]
 				}
 			}
+			valBytes = [][]byte{vb}
 		}
 		switch {
 		case c.nulls == 0:
-			bufs = [][]byte{valBytes}
+			bufs = [][][]byte{valBytes}
 			enc = encNoNulls(encFlat(uint64(c.width), 0))
 		case c.nulls == n:
 			enc = encAllNulls()
 		default:
-			bufs = [][]byte{validityBytes, valBytes}
+			bufs = [][][]byte{validity, valBytes}
 			enc = encSomeNulls(encFlat(1, 0), encFlat(uint64(c.width), 1))
 		}
 	case ckBinary:
@@ -676,18 +767,19 @@ func (w *Writer) flushPage(c *column) error {
 			}
 			putU64(idx[8*i:], e)
 		}
-		bufs = [][]byte{idx, c.data}
+		bufs = [][][]byte{{idx}, c.segs}
 		enc = encBinary(encNoNulls(encFlat(64, 0)), encFlat(8, 1), adj)
 	case ckFSL:
 		items := n * c.dim
 		itemNulls := items - bitutil.CountSetBits(c.itemVal, 0, items)
-		valBytes := c.values
+		valBytes := c.segs
 		if c.width == 1 {
-			valBytes = c.values[:bitutil.BytesForBits(int64(items))]
-			iv := c.itemVal[:len(valBytes)]
-			for i := range valBytes {
-				valBytes[i] &= iv[i]
+			vb := c.values[:bitutil.BytesForBits(int64(items))]
+			iv := c.itemVal[:len(vb)]
+			for i := range vb {
+				vb[i] &= iv[i]
 			}
+			valBytes = [][]byte{vb}
 		}
 		if c.nulls == n {
 			enc = encAllNulls()
@@ -695,7 +787,7 @@ func (w *Writer) flushPage(c *column) error {
 		}
 		first := uint32(0)
 		if c.nulls > 0 {
-			bufs = append(bufs, validityBytes)
+			bufs = append(bufs, validity)
 			first = 1
 		}
 		var itemEnc []byte
@@ -703,7 +795,7 @@ func (w *Writer) flushPage(c *column) error {
 			bufs = append(bufs, valBytes)
 			itemEnc = encNoNulls(encFlat(uint64(c.width), first))
 		} else {
-			bufs = append(bufs, c.itemVal[:bitutil.BytesForBits(int64(items))], valBytes)
+			bufs = append(bufs, [][]byte{c.itemVal[:bitutil.BytesForBits(int64(items))]}, valBytes)
 			itemEnc = encSomeNulls(encFlat(1, first), encFlat(uint64(c.width), first+1))
 		}
 		fsl := encFixedSizeList(uint32(c.dim), itemEnc)
@@ -715,7 +807,7 @@ func (w *Writer) flushPage(c *column) error {
 	}
 	p := Page{Length: uint64(n), Priority: c.rows}
 	for _, b := range bufs {
-		r, err := w.writeBuffer(b)
+		r, err := w.writeSegments(b)
 		if err != nil {
 			return err
 		}
@@ -729,7 +821,9 @@ func (w *Writer) flushPage(c *column) error {
 	c.values = c.values[:0]
 	c.itemVal = c.itemVal[:0]
 	c.ends = c.ends[:0]
-	c.data = c.data[:0]
+	clear(c.segs)
+	c.segs = c.segs[:0]
+	c.own = c.own[:0]
 	return nil
 }
 
@@ -748,6 +842,11 @@ func (w *Writer) Close() (*WriteResult, error) {
 		return nil, ErrWriterClosed
 	}
 	w.closed = true
+	defer func() {
+		for _, c := range w.columns {
+			c.release()
+		}
+	}()
 	if w.stickErr != nil {
 		return nil, w.stickErr
 	}

@@ -397,3 +397,50 @@ func TestWriter_Float16AndFSLBool(t *testing.T) {
 	defer back.Release()
 	assertRecordsEqual(t, rec, back)
 }
+
+// TestWriter_ReleasesCallerArrays: the writer references the caller's
+// buffers without copying until a page is written, and releases every
+// reference by Close (checked allocator).
+func TestWriter_ReleasesCallerArrays(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "v", Type: arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32)},
+	}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	for i := 0; i < 5000; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append(strings.Repeat("x", i%7))
+		lb := b.Field(2).(*array.FixedSizeListBuilder)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Float32Builder).AppendValues([]float32{float32(i), -float32(i)}, nil)
+	}
+	rec := b.NewRecordBatch()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, schema, WriterOptions{PageSize: 4000, SeedAllColumns: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Release() // the writer still holds what it has not written yet
+	if _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenReaderAt(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.ReadColumns(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	if got.NumRows() != 5000 || got.Column(0).(*array.Int64).Value(4999) != 4999 || got.Column(1).(*array.String).Value(13) != "xxxxxx" {
+		t.Errorf("read back %v", got)
+	}
+}
