@@ -31,7 +31,7 @@ type SeedInfo struct {
 	Value   string         // the raw locator value
 	Locator seedio.Locator // parsed locator (zero if parsing failed)
 	Buffer  BufferRange    // the global buffer (zero if it does not exist)
-	Bytes   []byte         // the global buffer's bytes (nil if not read)
+	Bytes   []byte         // the global buffer's bytes (nil if not read); read-only, may alias the File's cache
 	Seed    *seedio.Seed   // the decoded and validated seed, nil on error
 	Err     error
 }

@@ -324,7 +324,10 @@ func (w *Writer) buildSeeds(opts WriterOptions) error {
 }
 
 // Write appends the rows of rec. Its columns must have the writer schema's
-// types. A write error makes the writer unusable.
+// types. Values without nulls are not copied: the writer retains rec's
+// buffers until the page holding them is written (at the latest by Close),
+// so the caller may release rec as soon as Write returns. A write error
+// makes the writer unusable.
 func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if w.closed {
 		return ErrWriterClosed
