@@ -759,9 +759,12 @@ func checkUTF8(dt arrow.DataType, ends []uint64, raw []byte) error {
 
 // dictionary decodes dictionary{indices, items, num_dictionary_items}.
 func (pd *pageDecoder) dictionary(ae *arrayEncoding, n uint64, dt arrow.DataType, depth int) (arrow.ArrayData, error) {
+	if ae.indices == nil || ae.items == nil {
+		return nil, pd.errf(ErrMalformed, "dictionary encoding lacks indices or items")
+	}
 	t, ok := dt.(*arrow.DictionaryType)
-	if !ok || ae.indices == nil || ae.items == nil {
-		return nil, pd.errf(ErrMalformed, "dictionary encoding for type %s", dt)
+	if !ok {
+		return pd.dictionaryValues(ae, n, dt, depth)
 	}
 	items, err := pd.decode(ae.items, uint64(ae.numDictItems), t.ValueType, depth+1)
 	if err != nil {
@@ -769,28 +772,17 @@ func (pd *pageDecoder) dictionary(ae *arrayEncoding, n uint64, dt arrow.DataType
 	}
 	defer items.Release()
 	// Indices are stored as unsigned integers of some width; convert to the key type.
-	ie := ae.indices
-	if ie.kind == aeNullable && ie.nullKind == nullNone && ie.values != nil {
-		ie = ie.values
-	}
-	if ie.kind != aeFlat || ie.bits%8 != 0 || ie.bits == 0 || ie.bits > 64 {
-		return nil, pd.errf(ErrUnsupported, "dictionary indices encoded as %s", ie)
-	}
-	ib, err := pd.flatBytes(ie, n, int(ie.bits))
+	ib, iw, err := pd.dictIndices(ae, n)
 	if err != nil {
 		return nil, err
 	}
 	kw := t.IndexType.(arrow.FixedWidthDataType).BitWidth() / 8
-	iw := int(ie.bits / 8)
 	if err := pd.budget.take(n*uint64(kw), pd.sec); err != nil {
 		return nil, err
 	}
 	keys := make([]byte, int(n)*kw)
 	for i := 0; i < int(n); i++ {
-		var v uint64
-		for j := iw - 1; j >= 0; j-- {
-			v = v<<8 | uint64(ib[i*iw+j])
-		}
+		v := dictIndex(ib, iw, i)
 		if v >= uint64(ae.numDictItems) {
 			return nil, pd.errf(ErrMalformed, "dictionary index %d (row %d) >= %d items", v, i, ae.numDictItems)
 		}
@@ -799,6 +791,124 @@ func (pd *pageDecoder) dictionary(ae *arrayEncoding, n uint64, dt arrow.DataType
 		}
 	}
 	return array.NewDataWithDictionary(dt, int(n), []*memory.Buffer{nil, memory.NewBufferBytes(keys)}, 0, 0, items.(*array.Data)), nil
+}
+
+// dictIndices returns the bytes of a dictionary's indices (unsigned
+// little-endian integers of iw bytes each, flat, optionally wrapped in
+// nullable{no_nulls}).
+func (pd *pageDecoder) dictIndices(ae *arrayEncoding, n uint64) (ib []byte, iw int, err error) {
+	ie := ae.indices
+	if ie.kind == aeNullable && ie.nullKind == nullNone && ie.values != nil {
+		ie = ie.values
+	}
+	if ie.kind != aeFlat || ie.bits%8 != 0 || ie.bits == 0 || ie.bits > 64 {
+		return nil, 0, pd.errf(ErrUnsupported, "dictionary indices encoded as %s", ie)
+	}
+	ib, err = pd.flatBytes(ie, n, int(ie.bits))
+	return ib, int(ie.bits / 8), err
+}
+
+// dictIndex reads index i of iw-byte little-endian indices.
+func dictIndex(ib []byte, iw, i int) uint64 {
+	var v uint64
+	for j := iw - 1; j >= 0; j-- {
+		v = v<<8 | uint64(ib[i*iw+j])
+	}
+	return v
+}
+
+// dictionaryValues decodes the dictionary encoding Lance's 2.0 writer
+// chooses for low-cardinality string columns whose Arrow type is not a
+// dictionary (spec §4.4): items holds the distinct values (no nulls), and
+// index 0 stands for a null row while index k >= 1 selects item k-1
+// (observed in Lance 12 storage-2.0 files, with and without nulls). The
+// result is a plain array of dt.
+func (pd *pageDecoder) dictionaryValues(ae *arrayEncoding, n uint64, dt arrow.DataType, depth int) (arrow.ArrayData, error) {
+	large := false
+	switch dt.ID() {
+	case arrow.STRING, arrow.BINARY:
+	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		large = true
+	default:
+		return nil, pd.errf(ErrMalformed, "dictionary encoding for type %s", dt)
+	}
+	itemsData, err := pd.decode(ae.items, uint64(ae.numDictItems), dt, depth+1)
+	if err != nil {
+		return nil, err
+	}
+	defer itemsData.Release()
+	if itemsData.NullN() > 0 {
+		return nil, pd.errf(ErrMalformed, "dictionary items of a %s column hold %d nulls (index 0 is the null)", dt, itemsData.NullN())
+	}
+	items := array.MakeFromData(itemsData)
+	defer items.Release()
+	item := func(k int) []byte {
+		switch a := items.(type) {
+		case *array.String:
+			return []byte(a.Value(k))
+		case *array.LargeString:
+			return []byte(a.Value(k))
+		case *array.Binary:
+			return a.Value(k)
+		case *array.LargeBinary:
+			return a.Value(k)
+		}
+		return nil
+	}
+	ib, iw, err := pd.dictIndices(ae, n)
+	if err != nil {
+		return nil, err
+	}
+	ow := 4
+	if large {
+		ow = 8
+	}
+	if err := pd.budget.take(uint64(ow)*(n+1)+n/8+1, pd.sec); err != nil { // offsets, validity
+		return nil, err
+	}
+	var total uint64
+	nulls := 0
+	for i := 0; i < int(n); i++ {
+		v := dictIndex(ib, iw, i)
+		switch {
+		case v == 0:
+			nulls++
+		case v > uint64(ae.numDictItems):
+			return nil, pd.errf(ErrMalformed, "dictionary index %d (row %d) > %d items (index 0 is the null)", v, i, ae.numDictItems)
+		default:
+			total += uint64(len(item(int(v - 1))))
+		}
+	}
+	if !large && total > math.MaxInt32 {
+		return nil, pd.errf(ErrUnsupported, "page holds %d bytes of string data, more than 32-bit offsets allow", total)
+	}
+	if err := pd.budget.take(total, pd.sec); err != nil {
+		return nil, err
+	}
+	offs := make([]byte, uint64(ow)*(n+1))
+	raw := make([]byte, 0, total)
+	var valid []byte
+	if nulls > 0 {
+		valid = make([]byte, bitutil.BytesForBits(int64(n)))
+	}
+	for i := 0; i < int(n); i++ {
+		if v := dictIndex(ib, iw, i); v != 0 {
+			raw = append(raw, item(int(v-1))...)
+			if valid != nil {
+				bitutil.SetBit(valid, i)
+			}
+		}
+		if large {
+			binary.LittleEndian.PutUint64(offs[8*(i+1):], uint64(len(raw)))
+		} else {
+			binary.LittleEndian.PutUint32(offs[4*(i+1):], uint32(len(raw)))
+		}
+	}
+	var vb *memory.Buffer
+	if valid != nil {
+		vb = memory.NewBufferBytes(valid)
+	}
+	return array.NewData(dt, int(n), []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(raw)}, nil, nulls, 0), nil
 }
 
 // list decodes a 2.0 list field: an offsets column then the items field.
