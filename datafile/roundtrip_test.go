@@ -289,9 +289,9 @@ func concatRecords(t testing.TB, schema *arrow.Schema, recs []arrow.RecordBatch)
 func TestProperty_RoundTripRandomBatches(t *testing.T) {
 	full := allTypesSchema()
 	pageSizes := []int{16, 100, 333, 1000, 4096, 1 << 16, 0}
-	iters := 40
+	iters := 60
 	if testing.Short() {
-		iters = 10
+		iters = 15
 	}
 	for it := 0; it < iters; it++ {
 		r := newRand(uint64(1000 + it))
