@@ -43,6 +43,25 @@ func (a *floatAcc[K]) observe(arr arrow.Array, lo, hi int, z *zoneCounts, nr *nu
 		return
 	}
 	mnK, mxK := a.mnK, a.mxK
+	if useAVX512 && a.shift == 63 && (off+lo)%8 == 0 {
+		// Byte-aligned validity: one masked SIMD pass counts NaNs and folds
+		// the ordinary values; a separate pass over the validity words
+		// records the nulls.
+		nulls := recordValidityNulls(vb, off, lo, hi, base, nr)
+		z.nulls += nulls
+		if nulls < uint64(hi-lo) {
+			var out [16]int64
+			nn, ng := minmaxF64MaskedAVX512((*uint64)(unsafe.Pointer(&vals[lo])), hi-lo, &vb[(off+lo)/8], &out)
+			for i := 0; i < 8; i++ {
+				mnK = min(mnK, K(uint64(out[i])^(1<<63)))
+				mxK = max(mxK, K(uint64(out[8+i])^(1<<63)))
+			}
+			a.mnK, a.mxK = mnK, mxK
+			z.nans += uint64(nn)
+			z.negNaNs += uint64(ng)
+		}
+		return
+	}
 	z.nulls += nullsAndStretches(vb, off, lo, hi, base, nr, func(s, e int) {
 		var nn, ng uint64
 		mnK, mxK, nn, ng = floatScan(vals[s:e], a.shift, a.inf, mnK, mxK)
@@ -62,7 +81,7 @@ func floatScan[K floatBits](vals []K, shift uint, inf K, mnK, mxK K) (K, K, uint
 	}
 	var nans, negs uint64
 	for len(vals) >= 4 {
-		mS, xS, done := minmaxF64AVX2((*uint64)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals))
+		mS, xS, done := kernelMinMaxF64((*uint64)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals))
 		// signed transform -> unsigned totalOrder key: flip the sign bit.
 		mnK = min(mnK, K(uint64(mS)^(1<<63)))
 		mxK = max(mxK, K(uint64(xS)^(1<<63)))
@@ -176,4 +195,19 @@ func (a *floatAcc[K]) zoneBounds(i int) (any, any) {
 func (a *floatAcc[K]) reset() {
 	a.mins, a.maxs, a.known = a.mins[:0], a.maxs[:0], a.known[:0]
 	a.mnK, a.mxK = ^K(0), 0
+}
+
+// kernelMinMaxF64 runs the widest available float64 kernel over p[0:n]
+// (n >= 4); see minmaxF64AVX2.
+func kernelMinMaxF64(p *uint64, n int) (mn, mx int64, done int) {
+	if useAVX512 && n >= 8 {
+		var out [16]int64
+		done = minmaxF64AVX512(p, n, &out)
+		mn, mx = out[0], out[8]
+		for i := 1; i < 8; i++ {
+			mn, mx = min(mn, out[i]), max(mx, out[8+i])
+		}
+		return mn, mx, done
+	}
+	return minmaxF64AVX2(p, n)
 }

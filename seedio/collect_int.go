@@ -51,6 +51,25 @@ func (a *intAcc[T]) observe(arr arrow.Array, lo, hi int, z *zoneCounts, nr *null
 		return
 	}
 	mn, mx := a.mn, a.mx
+	if useAVX512 && unsafe.Sizeof(mn) == 8 && (off+lo)%8 == 0 {
+		// Byte-aligned validity: one masked SIMD pass over the values and a
+		// separate pass over the validity words for the nulls.
+		nulls := recordValidityNulls(vb, off, lo, hi, base, nr)
+		z.nulls += nulls
+		if nulls < uint64(hi-lo) {
+			var flip int64
+			if ^T(0) > 0 {
+				flip = math.MinInt64
+			}
+			var out [16]int64
+			minmax64MaskedAVX512((*int64)(unsafe.Pointer(&vals[lo])), hi-lo, &vb[(off+lo)/8], flip, &out)
+			for i := 0; i < 8; i++ {
+				mn, mx = min(mn, T(out[i]^flip)), max(mx, T(out[8+i]^flip))
+			}
+			a.mn, a.mx = mn, mx
+		}
+		return
+	}
 	z.nulls += nullsAndStretches(vb, off, lo, hi, base, nr, func(s, e int) {
 		mn, mx = minMaxInts(vals[s:e], mn, mx)
 	})
@@ -98,7 +117,7 @@ func minMaxInts[T integer](vals []T, mn, mx T) (T, T) {
 		if ^zero > 0 {
 			flip = math.MinInt64
 		}
-		m, x := minmax64AVX2((*int64)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals), flip)
+		m, x := kernelMinMax64((*int64)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals), flip)
 		return min(mn, T(m^flip)), max(mx, T(x^flip))
 	}
 	m0, m1, m2, m3 := mn, mn, mn, mn
@@ -187,4 +206,19 @@ func (a *cmpAcc[T]) zoneBounds(i int) (any, any) {
 func (a *cmpAcc[T]) reset() {
 	a.mins, a.maxs, a.known = a.mins[:0], a.maxs[:0], a.known[:0]
 	a.have = false
+}
+
+// kernelMinMax64 folds p[0:n] (n >= 4), each XORed with flip, into signed
+// min/max with the widest available SIMD kernel.
+func kernelMinMax64(p *int64, n int, flip int64) (int64, int64) {
+	if useAVX512 && n >= 8 {
+		var out [16]int64
+		minmax64AVX512(p, n, flip, &out)
+		mn, mx := out[0], out[8]
+		for i := 1; i < 8; i++ {
+			mn, mx = min(mn, out[i]), max(mx, out[8+i])
+		}
+		return mn, mx
+	}
+	return minmax64AVX2(p, n, flip)
 }

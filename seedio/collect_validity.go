@@ -11,17 +11,24 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// nullRecorder collects the local row offsets of null rows (R41, R45) into a
-// 32-bit Roaring bitmap. Offsets arrive in ascending order. The nulls of the
-// current 2^16-row chunk are kept as dense bits (8 KiB, constant memory) so
-// that a validity word costs two ORs however many nulls it holds; a finished
-// chunk is converted to a Roaring container in bulk. Whole null chunks go
-// straight to AddRange.
+// nullRecorder collects the local row offsets of null rows (R41, R45) and
+// builds the 32-bit Roaring bitmap of them. Offsets arrive in ascending
+// order. The nulls of the current 2^16-row chunk are kept as dense bits
+// (8 KiB, constant memory), so that a validity word costs two ORs however
+// many nulls it holds. A finished chunk becomes one container of the portable
+// Roaring layout (array, bitmap, or a single run for a chunk that is null
+// throughout); bitmap() assembles the containers into one serialized bitmap
+// and deserializes it once. Memory is proportional to the size of the
+// bitmap, which is what the seed stores anyway.
 type nullRecorder struct {
-	bm    *roaring.Bitmap
 	words [chunkWords]uint64 // null bits of chunk key
 	key   uint64
 	dirty bool
+
+	keys  []uint16 // finished containers, ascending keys
+	cards []uint32 // their cardinalities, 1…65536
+	runs  []bool   // run container (else array or bitmap by cardinality)
+	body  []byte   // container payloads, concatenated
 }
 
 const (
@@ -30,7 +37,7 @@ const (
 	chunkWords = chunkRows / 64
 )
 
-func newNullRecorder() *nullRecorder { return &nullRecorder{bm: roaring.New()} }
+func newNullRecorder() *nullRecorder { return &nullRecorder{} }
 
 // switchChunk makes key the current chunk, flushing the previous one.
 func (n *nullRecorder) switchChunk(key uint64) {
@@ -70,9 +77,14 @@ func (n *nullRecorder) addRun(start, end uint64) {
 		key := start >> chunkBits
 		chunkEnd := (key + 1) << chunkBits
 		e := min(end, chunkEnd)
-		if start&(chunkRows-1) == 0 && e == chunkEnd {
-			n.flush() // keep chunks in ascending order
-			n.bm.AddRange(start, e)
+		if start&(chunkRows-1) == 0 && e == chunkEnd && !(n.dirty && n.key == key) {
+			// The whole chunk is null: one run container.
+			n.flush()
+			n.key = key
+			n.appendContainer(uint16(key), chunkRows, true)
+			n.body = binary.LittleEndian.AppendUint16(n.body, 1)      // one run
+			n.body = binary.LittleEndian.AppendUint16(n.body, 0)      // from 0
+			n.body = binary.LittleEndian.AppendUint16(n.body, 0xFFFF) // length-1
 			start = e
 			continue
 		}
@@ -84,30 +96,86 @@ func (n *nullRecorder) addRun(start, end uint64) {
 	}
 }
 
-// flush converts the dense chunk into Roaring containers.
+func (n *nullRecorder) appendContainer(key uint16, card uint32, run bool) {
+	n.keys = append(n.keys, key)
+	n.cards = append(n.cards, card)
+	n.runs = append(n.runs, run)
+}
+
+// flush turns the dense chunk into an array or bitmap container.
 func (n *nullRecorder) flush() {
 	if !n.dirty {
 		return
 	}
-	c := roaring.FromDense(n.words[:], true)
-	if n.key != 0 {
-		c = roaring.AddOffset64(c, int64(n.key<<chunkBits))
+	var card int
+	for _, w := range n.words {
+		card += bits.OnesCount64(w)
 	}
-	n.bm.Or(c)
+	n.appendContainer(uint16(n.key), uint32(card), false)
+	if card > roaringArrayMax {
+		for _, w := range n.words {
+			n.body = binary.LittleEndian.AppendUint64(n.body, w)
+		}
+	} else {
+		for i, w := range n.words {
+			for w != 0 {
+				n.body = binary.LittleEndian.AppendUint16(n.body, uint16(i<<6|bits.TrailingZeros64(w)))
+				w &= w - 1
+			}
+		}
+	}
 	clear(n.words[:])
 	n.dirty = false
 }
 
-// bitmap flushes everything pending and returns the bitmap.
-func (n *nullRecorder) bitmap() *roaring.Bitmap {
+// bitmap flushes everything pending and returns the null bitmap. It
+// assembles the portable serialization (cookie 12347) of the containers and
+// decodes it with the strict decoder.
+func (n *nullRecorder) bitmap() (*roaring.Bitmap, error) {
 	n.flush()
-	return n.bm
+	size := len(n.keys)
+	if size == 0 {
+		return roaring.New(), nil
+	}
+	header := 4 + (size+7)/8 + 4*size
+	if size >= roaringNoOffsetMax {
+		header += 4 * size
+	}
+	raw := make([]byte, 0, header+len(n.body))
+	raw = binary.LittleEndian.AppendUint32(raw, roaringCookieRun|uint32(size-1)<<16)
+	flags := make([]byte, (size+7)/8)
+	for i, r := range n.runs {
+		if r {
+			flags[i/8] |= 1 << (i % 8)
+		}
+	}
+	raw = append(raw, flags...)
+	for i, k := range n.keys {
+		raw = binary.LittleEndian.AppendUint16(raw, k)
+		raw = binary.LittleEndian.AppendUint16(raw, uint16(n.cards[i]-1))
+	}
+	if size >= roaringNoOffsetMax {
+		off := uint32(header)
+		for i, c := range n.cards {
+			raw = binary.LittleEndian.AppendUint32(raw, off)
+			switch {
+			case n.runs[i]:
+				off += 2 + 4 // our run containers hold exactly one run
+			case c > roaringArrayMax:
+				off += roaringBitmapBytes
+			default:
+				off += 2 * c
+			}
+		}
+	}
+	raw = append(raw, n.body...)
+	return decodeRoaringStrict(raw)
 }
 
 func (n *nullRecorder) reset() {
-	n.bm = roaring.New()
 	clear(n.words[:])
 	n.key, n.dirty = 0, false
+	n.keys, n.cards, n.runs, n.body = n.keys[:0], n.cards[:0], n.runs[:0], n.body[:0]
 }
 
 // validity returns the validity bitmap bytes and the bit offset of row 0 of

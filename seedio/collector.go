@@ -306,7 +306,10 @@ func (c *Collector) Finish() (*EncodedSeed, error) {
 		}
 		start += c.zoneLens[i]
 	}
-	bm := c.nulls.bitmap()
+	bm, err := c.nulls.bitmap()
+	if err != nil {
+		return nil, fmt.Errorf("column %q: null bitmap: %w", c.field.Name, err)
+	}
 	hexStr, err := encodeOwnedBitmap(bm)
 	if err != nil {
 		return nil, fmt.Errorf("column %q: %w", c.field.Name, err)

@@ -4,9 +4,13 @@ package seedio
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 selects the AVX2 kernels of minmax_amd64.s. It is set once at
-// package initialisation from the CPU features and never changes.
-var useAVX2 = cpu.X86.HasAVX2
+// useAVX2 and useAVX512 select the kernels of minmax_amd64.s. They are set
+// once at package initialisation from the CPU (and OS) features and never
+// change.
+var (
+	useAVX2   = cpu.X86.HasAVX2
+	useAVX512 = cpu.X86.HasAVX512F
+)
 
 // minmax64AVX2 folds p[0:n], each XORed with flip, into signed min and
 // max. n must be >= 4.
@@ -20,3 +24,29 @@ func minmax64AVX2(p *int64, n int, flip int64) (mn, mx int64)
 //
 //go:noescape
 func minmaxF64AVX2(p *uint64, n int) (mn, mx int64, done int)
+
+// minmax64AVX512 is minmax64AVX2 for AVX-512F (n >= 8): it leaves 8 lane
+// minima in out[0:8] and 8 lane maxima in out[8:16].
+//
+//go:noescape
+func minmax64AVX512(p *int64, n int, flip int64, out *[16]int64)
+
+// minmaxF64AVX512 is minmaxF64AVX2 for AVX-512F (n >= 8), with lane results
+// in out like minmax64AVX512.
+//
+//go:noescape
+func minmaxF64AVX512(p *uint64, n int, out *[16]int64) (done int)
+
+// minmax64MaskedAVX512 folds the valid values of p[0:n] (n >= 1; validity
+// bits start at bit 0 of valid[0]), each XORed with flip, into lane minima
+// out[0:8] and maxima out[8:16] (MaxInt64 / MinInt64 where nothing was
+// folded).
+//
+//go:noescape
+func minmax64MaskedAVX512(p *int64, n int, valid *byte, flip int64, out *[16]int64)
+
+// minmaxF64MaskedAVX512 is the float64 version: it also returns the number
+// of valid NaNs and of those with the sign bit set.
+//
+//go:noescape
+func minmaxF64MaskedAVX512(p *uint64, n int, valid *byte, out *[16]int64) (nans, negs int)

@@ -279,3 +279,323 @@ freduce:
 	MOVQ  DX, done+32(FP)
 	VZEROUPPER
 	RET
+
+// func minmax64AVX512(p *int64, n int, flip int64, out *[16]int64)
+// AVX-512F version of minmax64AVX2: folds p[0:n] (n >= 8), each XORed with
+// flip, into 8 signed lane minima out[0:8] and maxima out[8:16]; the caller
+// reduces the lanes. Steps of 32, then 8, then an overlapping last step.
+TEXT ·minmax64AVX512(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	VPBROADCASTQ flip+16(FP), Z15
+	MOVQ out+24(FP), DX
+	LEAQ -64(SI)(CX*8), DI          // address of the last 8 values
+
+	VPXORQ    (SI), Z15, Z0
+	VMOVDQA64 Z0, Z1
+	VMOVDQA64 Z0, Z2
+	VMOVDQA64 Z0, Z3
+	VMOVDQA64 Z0, Z4
+	VMOVDQA64 Z0, Z5
+	VMOVDQA64 Z0, Z6
+	VMOVDQA64 Z0, Z7
+
+	CMPQ CX, $32
+	JLT  ztail8
+
+zloop32:
+	VPXORQ  (SI), Z15, Z8
+	VPXORQ  64(SI), Z15, Z9
+	VPXORQ  128(SI), Z15, Z10
+	VPXORQ  192(SI), Z15, Z11
+	VPMINSQ Z8, Z0, Z0
+	VPMAXSQ Z8, Z4, Z4
+	VPMINSQ Z9, Z1, Z1
+	VPMAXSQ Z9, Z5, Z5
+	VPMINSQ Z10, Z2, Z2
+	VPMAXSQ Z10, Z6, Z6
+	VPMINSQ Z11, Z3, Z3
+	VPMAXSQ Z11, Z7, Z7
+	ADDQ    $256, SI
+	SUBQ    $32, CX
+	CMPQ    CX, $32
+	JGE     zloop32
+
+ztail8:
+	CMPQ    CX, $8
+	JLT     zlast
+	VPXORQ  (SI), Z15, Z8
+	VPMINSQ Z8, Z0, Z0
+	VPMAXSQ Z8, Z4, Z4
+	ADDQ    $64, SI
+	SUBQ    $8, CX
+	JMP     ztail8
+
+zlast:
+	TESTQ   CX, CX
+	JZ      zreduce
+	VPXORQ  (DI), Z15, Z8
+	VPMINSQ Z8, Z0, Z0
+	VPMAXSQ Z8, Z4, Z4
+
+zreduce:
+	VPMINSQ   Z1, Z0, Z0
+	VPMINSQ   Z3, Z2, Z2
+	VPMINSQ   Z2, Z0, Z0
+	VPMAXSQ   Z5, Z4, Z4
+	VPMAXSQ   Z7, Z6, Z6
+	VPMAXSQ   Z6, Z4, Z4
+	VMOVDQU64 Z0, (DX)
+	VMOVDQU64 Z4, 64(DX)
+	VZEROUPPER
+	RET
+
+// func minmaxF64AVX512(p *uint64, n int, out *[16]int64) (done int)
+// AVX-512F version of minmaxF64AVX2 (n >= 8): lane minima/maxima of the
+// totalOrder transform go to out[0:8] / out[8:16]; a step (32 or 8 values)
+// holding a NaN is not folded and done is its index; otherwise done = n.
+// Untouched lanes hold MaxInt64 / MinInt64 (NaN transforms).
+TEXT ·minmaxF64AVX512(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ out+16(FP), R8
+	LEAQ -64(SI)(CX*8), DI      // address of the last 8 values
+	XORQ DX, DX                 // elements done
+
+	MOVQ $0x7FFFFFFFFFFFFFFF, AX
+	VPBROADCASTQ AX, Z14        // abs mask; also min identity
+	MOVQ $0x7FF0000000000000, AX
+	VPBROADCASTQ AX, Z13        // +Inf bits
+	VMOVDQA64 Z14, Z0           // min accumulators
+	VMOVDQA64 Z14, Z1
+	VPTERNLOGQ $0xFF, Z4, Z4, Z4 // all ones
+	VPXORQ    Z14, Z4, Z4       // 0x8000... : max identity
+	VMOVDQA64 Z4, Z5
+
+zfloop:
+	MOVQ CX, AX
+	SUBQ DX, AX
+	CMPQ AX, $32
+	JLT  zftail
+
+	VMOVDQU64 (SI), Z8
+	VMOVDQU64 64(SI), Z9
+	VMOVDQU64 128(SI), Z10
+	VMOVDQU64 192(SI), Z11
+	// NaN check: max over |b| > inf
+	VPANDQ   Z14, Z8, Z2
+	VPANDQ   Z14, Z9, Z3
+	VPMAXSQ  Z3, Z2, Z2
+	VPANDQ   Z14, Z10, Z3
+	VPMAXSQ  Z3, Z2, Z2
+	VPANDQ   Z14, Z11, Z3
+	VPMAXSQ  Z3, Z2, Z2
+	VPCMPGTQ Z13, Z2, K1
+	KORTESTB K1, K1
+	JNZ      zfreduce
+
+	// s = b ^ ((b >> 63 arithmetic) & abs)
+	VPSRAQ $63, Z8, Z12
+	VPANDQ Z14, Z12, Z12
+	VPXORQ Z12, Z8, Z8
+	VPSRAQ $63, Z9, Z12
+	VPANDQ Z14, Z12, Z12
+	VPXORQ Z12, Z9, Z9
+	VPSRAQ $63, Z10, Z12
+	VPANDQ Z14, Z12, Z12
+	VPXORQ Z12, Z10, Z10
+	VPSRAQ $63, Z11, Z12
+	VPANDQ Z14, Z12, Z12
+	VPXORQ Z12, Z11, Z11
+
+	VPMINSQ Z8, Z0, Z0
+	VPMAXSQ Z8, Z4, Z4
+	VPMINSQ Z9, Z1, Z1
+	VPMAXSQ Z9, Z5, Z5
+	VPMINSQ Z10, Z0, Z0
+	VPMAXSQ Z10, Z4, Z4
+	VPMINSQ Z11, Z1, Z1
+	VPMAXSQ Z11, Z5, Z5
+
+	ADDQ $256, SI
+	ADDQ $32, DX
+	JMP  zfloop
+
+zftail:
+	CMPQ      AX, $8
+	JLT       zflast
+	VMOVDQU64 (SI), Z8
+	VPANDQ    Z14, Z8, Z2
+	VPCMPGTQ  Z13, Z2, K1
+	KORTESTB  K1, K1
+	JNZ       zfreduce
+	VPSRAQ    $63, Z8, Z12
+	VPANDQ    Z14, Z12, Z12
+	VPXORQ    Z12, Z8, Z8
+	VPMINSQ   Z8, Z0, Z0
+	VPMAXSQ   Z8, Z4, Z4
+	ADDQ      $64, SI
+	ADDQ      $8, DX
+	SUBQ      $8, AX
+	JMP       zftail
+
+zflast:
+	TESTQ     AX, AX
+	JZ        zfreduce
+	VMOVDQU64 (DI), Z8
+	VPANDQ    Z14, Z8, Z2
+	VPCMPGTQ  Z13, Z2, K1
+	KORTESTB  K1, K1
+	JNZ       zfreduce
+	VPSRAQ    $63, Z8, Z12
+	VPANDQ    Z14, Z12, Z12
+	VPXORQ    Z12, Z8, Z8
+	VPMINSQ   Z8, Z0, Z0
+	VPMAXSQ   Z8, Z4, Z4
+	MOVQ      CX, DX
+
+zfreduce:
+	VPMINSQ   Z1, Z0, Z0
+	VPMAXSQ   Z5, Z4, Z4
+	VMOVDQU64 Z0, (R8)
+	VMOVDQU64 Z4, 64(R8)
+	MOVQ      DX, done+24(FP)
+	VZEROUPPER
+	RET
+
+// func minmax64MaskedAVX512(p *int64, n int, valid *byte, flip int64, out *[16]int64)
+// Folds the valid values of p[0:n] (n >= 1; bit i of valid[k] says whether
+// p[8k+i] is valid), each XORed with flip, into 8 signed lane minima
+// out[0:8] and maxima out[8:16]. Lanes never folded keep MaxInt64 /
+// MinInt64. The final partial step uses a masked (fault-suppressing) load.
+TEXT ·minmax64MaskedAVX512(SB), NOSPLIT, $0-40
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ valid+16(FP), BX
+	VPBROADCASTQ flip+24(FP), Z15
+	MOVQ out+32(FP), DX
+
+	MOVQ $0x7FFFFFFFFFFFFFFF, AX
+	VPBROADCASTQ AX, Z0
+	VMOVDQA64 Z0, Z1
+	MOVQ $0x8000000000000000, AX
+	VPBROADCASTQ AX, Z4
+	VMOVDQA64 Z4, Z5
+
+mloop16:
+	CMPQ    CX, $16
+	JLT     mtail8
+	KMOVB   (BX), K1
+	KMOVB   1(BX), K2
+	VPXORQ  (SI), Z15, Z8
+	VPXORQ  64(SI), Z15, Z9
+	VPMINSQ Z8, Z0, K1, Z0
+	VPMAXSQ Z8, Z4, K1, Z4
+	VPMINSQ Z9, Z1, K2, Z1
+	VPMAXSQ Z9, Z5, K2, Z5
+	ADDQ    $128, SI
+	ADDQ    $2, BX
+	SUBQ    $16, CX
+	JMP     mloop16
+
+mtail8:
+	CMPQ    CX, $8
+	JLT     mlast
+	KMOVB   (BX), K1
+	VPXORQ  (SI), Z15, Z8
+	VPMINSQ Z8, Z0, K1, Z0
+	VPMAXSQ Z8, Z4, K1, Z4
+	ADDQ    $64, SI
+	INCQ    BX
+	SUBQ    $8, CX
+
+mlast:
+	TESTQ       CX, CX
+	JZ          mreduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	MOVBLZX     (BX), R9
+	ANDL        R9, AX
+	KMOVB       AX, K1
+	VMOVDQU64.Z (SI), K1, Z8
+	VPXORQ      Z15, Z8, Z8
+	VPMINSQ     Z8, Z0, K1, Z0
+	VPMAXSQ     Z8, Z4, K1, Z4
+
+mreduce:
+	VPMINSQ   Z1, Z0, Z0
+	VPMAXSQ   Z5, Z4, Z4
+	VMOVDQU64 Z0, (DX)
+	VMOVDQU64 Z4, 64(DX)
+	VZEROUPPER
+	RET
+
+// func minmaxF64MaskedAVX512(p *uint64, n int, valid *byte, out *[16]int64) (nans, negs int)
+// Float64 version of minmax64MaskedAVX512: valid NaNs are counted (negs: with
+// the sign bit set) and excluded; valid ordinary values are folded as their
+// totalOrder transform into out (MaxInt64 / MinInt64 when none).
+TEXT ·minmaxF64MaskedAVX512(SB), NOSPLIT, $0-48
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ valid+16(FP), BX
+	MOVQ out+24(FP), DX
+	XORQ R10, R10               // nans
+	XORQ R11, R11               // negative nans
+
+	MOVQ $0x7FFFFFFFFFFFFFFF, AX
+	VPBROADCASTQ AX, Z14        // abs mask; also min identity
+	MOVQ $0x7FF0000000000000, AX
+	VPBROADCASTQ AX, Z13        // +Inf bits
+	VPXORQ    Z15, Z15, Z15     // zero
+	VMOVDQA64 Z14, Z0
+	MOVQ $0x8000000000000000, AX
+	VPBROADCASTQ AX, Z4
+
+mfloop:
+	CMPQ      CX, $8
+	JLT       mflast
+	KMOVB     (BX), K1
+	VMOVDQU64 (SI), Z8
+	ADDQ      $64, SI
+	INCQ      BX
+	SUBQ      $8, CX
+
+mfstep:
+	VPANDQ   Z14, Z8, Z2
+	VPCMPGTQ Z13, Z2, K1, K2    // valid NaN
+	VPCMPGTQ Z8, Z15, K2, K3    // valid NaN with the sign bit
+	KMOVB    K2, AX
+	POPCNTL  AX, AX
+	ADDQ     AX, R10
+	KMOVB    K3, AX
+	POPCNTL  AX, AX
+	ADDQ     AX, R11
+	KANDNB   K1, K2, K4         // valid and not NaN
+	VPSRAQ   $63, Z8, Z12
+	VPANDQ   Z14, Z12, Z12
+	VPXORQ   Z12, Z8, Z8
+	VPMINSQ  Z8, Z0, K4, Z0
+	VPMAXSQ  Z8, Z4, K4, Z4
+	JMP      mfloop
+
+mflast:
+	TESTQ       CX, CX
+	JZ          mfdone
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	MOVBLZX     (BX), R9
+	ANDL        R9, AX
+	KMOVB       AX, K1
+	VMOVDQU64.Z (SI), K1, Z8
+	XORQ        CX, CX
+	JMP         mfstep
+
+mfdone:
+	VMOVDQU64 Z0, (DX)
+	VMOVDQU64 Z4, 64(DX)
+	MOVQ      R10, nans+32(FP)
+	MOVQ      R11, negs+40(FP)
+	VZEROUPPER
+	RET
