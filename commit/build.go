@@ -564,6 +564,11 @@ func buildRestore(in *buildInput) (*buildResult, error) {
 type CloneSpec struct {
 	Source        *pb.Manifest
 	SourceIndices []*pb.IndexMetadata
+	// SourcePrelude is the source manifest file's prelude
+	// (manifest.File.Prelude): a legacy-storage source keeps dictionary
+	// values there, and the clone's manifest must carry them (see
+	// dictionaryPrelude).
+	SourcePrelude []byte
 	Shallow       bool
 	RefName       *string // branch name of the source ref (nil for main)
 	RefVersion    uint64

@@ -46,7 +46,7 @@ func commitClone(ctx context.Context, d *dataset, t *Transaction, opts Options) 
 	if res.indices != nil {
 		idx = &pb.IndexSection{Indices: res.indices}
 	}
-	data, err := manifest.Encode(res.manifest, idx, t.msg)
+	data, err := manifest.EncodePrelude(dictionaryPrelude(res.manifest, t.clone.Source, t.clone.SourcePrelude), res.manifest, idx, t.msg)
 	if err != nil {
 		return nil, err
 	}

@@ -255,12 +255,16 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		}
 		var prev *pb.Manifest
 		var prevIdx []*pb.IndexMetadata
+		// schemaFile is the file whose schema (and any legacy dictionary
+		// prelude) the new manifest keeps: the latest one, or the restore
+		// target.
+		var schemaFile *manifest.File
 		if latestV != 0 {
 			f, err := d.file(ctx, latestV)
 			if err != nil {
 				return nil, err
 			}
-			prev, prevIdx = f.Manifest, f.Indices()
+			prev, prevIdx, schemaFile = f.Manifest, f.Indices(), f
 			if err := flags.CheckRead(prev.GetReaderFeatureFlags(), prev.GetWriterFeatureFlags()); err != nil {
 				return nil, fmt.Errorf("%s version %d: %w", st, latestV, err)
 			}
@@ -291,7 +295,7 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			if err != nil {
 				return nil, fmt.Errorf("restore: %w", err)
 			}
-			in.restoreTarget, in.restoreTargetIndices = f.Manifest, f.Indices()
+			in.restoreTarget, in.restoreTargetIndices, schemaFile = f.Manifest, f.Indices(), f
 		}
 		if t.del != nil {
 			if err := t.del.prepare(ctx, d, t, prev); err != nil {
@@ -318,7 +322,11 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if res.indices != nil {
 			idx = &pb.IndexSection{Indices: res.indices}
 		}
-		data, err := manifest.Encode(res.manifest, idx, t.msg)
+		var prelude []byte
+		if schemaFile != nil {
+			prelude = dictionaryPrelude(res.manifest, schemaFile.Manifest, schemaFile.Prelude)
+		}
+		data, err := manifest.EncodePrelude(prelude, res.manifest, idx, t.msg)
 		if err != nil {
 			return nil, err
 		}

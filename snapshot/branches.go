@@ -146,6 +146,7 @@ func (d *Dataset) CreateBranch(ctx context.Context, name string, from Ref, opts 
 	spec := commit.CloneSpec{
 		Source:        src.Manifest(),
 		SourceIndices: src.Indices(),
+		SourcePrelude: src.File.Prelude,
 		Shallow:       true,
 		RefVersion:    src.Version,
 		RefPath:       refPath,

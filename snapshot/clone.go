@@ -108,6 +108,7 @@ func (d *Dataset) CloneTo(ctx context.Context, dst *Dataset, opts CloneOptions) 
 	spec := commit.CloneSpec{
 		Source:        s.Manifest(),
 		SourceIndices: s.Indices(),
+		SourcePrelude: s.File.Prelude,
 		Shallow:       !opts.Deep,
 		RefVersion:    s.Version,
 		RefPath:       refPath,
