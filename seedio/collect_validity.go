@@ -24,6 +24,7 @@ type nullRecorder struct {
 	words [chunkWords]uint64 // null bits of chunk key
 	key   uint64
 	dirty bool
+	card  int // bits set in words
 
 	keys  []uint16 // finished containers, ascending keys
 	cards []uint32 // their cardinalities, 1…65536
@@ -55,7 +56,11 @@ func (n *nullRecorder) orBits(pos, w uint64) {
 	n.switchChunk(pos >> chunkBits)
 	bit := pos & (chunkRows - 1)
 	wi, sh := bit>>6, bit&63
-	n.words[wi] |= w << sh
+	// Rows are visited once, so the new bits are not set yet: the
+	// cardinality grows by their count.
+	lo := w << sh
+	n.words[wi] |= lo
+	n.card += bits.OnesCount64(lo)
 	n.dirty = true
 	if sh == 0 {
 		return
@@ -63,9 +68,11 @@ func (n *nullRecorder) orBits(pos, w uint64) {
 	if hi := w >> (64 - sh); hi != 0 {
 		if wi+1 < chunkWords {
 			n.words[wi+1] |= hi
+			n.card += bits.OnesCount64(hi)
 		} else {
 			n.switchChunk(n.key + 1)
 			n.words[0] |= hi
+			n.card = bits.OnesCount64(hi)
 			n.dirty = true
 		}
 	}
@@ -107,25 +114,27 @@ func (n *nullRecorder) flush() {
 	if !n.dirty {
 		return
 	}
-	var card int
-	for _, w := range n.words {
-		card += bits.OnesCount64(w)
-	}
+	card := n.card
 	n.appendContainer(uint16(n.key), uint32(card), false)
 	if card > roaringArrayMax {
 		for _, w := range n.words {
 			n.body = binary.LittleEndian.AppendUint64(n.body, w)
 		}
 	} else {
+		at := len(n.body)
+		n.body = append(n.body, make([]byte, 2*card)...)
+		out := n.body[at:]
+		j := 0
 		for i, w := range n.words {
-			for w != 0 {
-				n.body = binary.LittleEndian.AppendUint16(n.body, uint16(i<<6|bits.TrailingZeros64(w)))
+			for w != 0 && j+2 <= len(out) {
+				binary.LittleEndian.PutUint16(out[j:], uint16(i<<6|bits.TrailingZeros64(w)))
+				j += 2
 				w &= w - 1
 			}
 		}
 	}
 	clear(n.words[:])
-	n.dirty = false
+	n.dirty, n.card = false, 0
 }
 
 // bitmap flushes everything pending and returns the null bitmap. It
@@ -174,7 +183,7 @@ func (n *nullRecorder) bitmap() (*roaring.Bitmap, error) {
 
 func (n *nullRecorder) reset() {
 	clear(n.words[:])
-	n.key, n.dirty = 0, false
+	n.key, n.dirty, n.card = 0, false, 0
 	n.keys, n.cards, n.runs, n.body = n.keys[:0], n.cards[:0], n.runs[:0], n.body[:0]
 }
 
@@ -227,7 +236,18 @@ func lowMask(n int) uint64 {
 // returns how many there are.
 func recordValidityNulls(vb []byte, off, lo, hi int, base uint64, nr *nullRecorder) uint64 {
 	var count uint64
-	for r := lo; r < hi; r += 64 {
+	r := lo
+	if (off+lo)&7 == 0 {
+		// Byte-aligned: plain 64-bit loads while 8 bytes remain.
+		for i := (off + lo) >> 3; r+64 <= hi && i+8 <= len(vb); i += 8 {
+			if nw := ^binary.LittleEndian.Uint64(vb[i:]); nw != 0 {
+				count += uint64(bits.OnesCount64(nw))
+				nr.orBits(base+uint64(r), nw)
+			}
+			r += 64
+		}
+	}
+	for ; r < hi; r += 64 {
 		nw := ^loadBits(vb, off+r) & lowMask(hi-r)
 		if nw != 0 {
 			count += uint64(bits.OnesCount64(nw))

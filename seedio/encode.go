@@ -85,6 +85,9 @@ func EncodeZones(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex stri
 	defer rec.Release()
 
 	var buf bytes.Buffer
+	// The metadata (with the bitmap hex) is written twice: in the schema
+	// message and in the footer.
+	buf.Grow(2*len(nullBitmapHex) + 64*len(zones) + 8192)
 	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem)) // no compression (R12)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrEncode, err)

@@ -534,7 +534,9 @@ mreduce:
 // func minmaxF64MaskedAVX512(p *uint64, n int, valid *byte, out *[16]int64) (nans, negs int)
 // Float64 version of minmax64MaskedAVX512: valid NaNs are counted (negs: with
 // the sign bit set) and excluded; valid ordinary values are folded as their
-// totalOrder transform into out (MaxInt64 / MinInt64 when none).
+// totalOrder transform s = b ^ ((b >> 63 arithmetic) & abs) into out
+// (MaxInt64 / MinInt64 when none). Steps of 16 check for NaNs first and
+// count them only when present.
 TEXT ·minmaxF64MaskedAVX512(SB), NOSPLIT, $0-48
 	MOVQ p+0(FP), SI
 	MOVQ n+8(FP), CX
@@ -549,8 +551,57 @@ TEXT ·minmaxF64MaskedAVX512(SB), NOSPLIT, $0-48
 	VPBROADCASTQ AX, Z13        // +Inf bits
 	VPXORQ    Z15, Z15, Z15     // zero
 	VMOVDQA64 Z14, Z0
+	VMOVDQA64 Z14, Z1
 	MOVQ $0x8000000000000000, AX
 	VPBROADCASTQ AX, Z4
+	VMOVDQA64 Z4, Z5
+
+mfloop16:
+	CMPQ      CX, $16
+	JLT       mfloop
+	KMOVB     (BX), K1
+	KMOVB     1(BX), K5
+	VMOVDQU64 (SI), Z8
+	VMOVDQU64 64(SI), Z9
+	VPANDQ    Z14, Z8, Z2
+	VPANDQ    Z14, Z9, Z3
+	VPCMPGTQ  Z13, Z2, K1, K2   // valid NaN, first 8
+	VPCMPGTQ  Z13, Z3, K5, K6   // valid NaN, next 8
+	KORTESTB  K2, K6
+	JNZ       mfnan16
+
+mfback16:
+	KANDNB     K1, K2, K4       // valid and not NaN
+	KANDNB     K5, K6, K7
+	VPSRAQ     $63, Z8, Z12
+	VPTERNLOGQ $0x78, Z14, Z12, Z8 // Z8 ^= Z12 & abs
+	VPSRAQ     $63, Z9, Z12
+	VPTERNLOGQ $0x78, Z14, Z12, Z9
+	VPMINSQ    Z8, Z0, K4, Z0
+	VPMAXSQ    Z8, Z4, K4, Z4
+	VPMINSQ    Z9, Z1, K7, Z1
+	VPMAXSQ    Z9, Z5, K7, Z5
+	ADDQ       $128, SI
+	ADDQ       $2, BX
+	SUBQ       $16, CX
+	JMP        mfloop16
+
+mfnan16:
+	VPCMPGTQ Z8, Z15, K2, K3
+	KMOVB    K2, AX
+	POPCNTL  AX, AX
+	ADDQ     AX, R10
+	KMOVB    K3, AX
+	POPCNTL  AX, AX
+	ADDQ     AX, R11
+	VPCMPGTQ Z9, Z15, K6, K3
+	KMOVB    K6, AX
+	POPCNTL  AX, AX
+	ADDQ     AX, R10
+	KMOVB    K3, AX
+	POPCNTL  AX, AX
+	ADDQ     AX, R11
+	JMP      mfback16
 
 mfloop:
 	CMPQ      CX, $8
@@ -562,22 +613,21 @@ mfloop:
 	SUBQ      $8, CX
 
 mfstep:
-	VPANDQ   Z14, Z8, Z2
-	VPCMPGTQ Z13, Z2, K1, K2    // valid NaN
-	VPCMPGTQ Z8, Z15, K2, K3    // valid NaN with the sign bit
-	KMOVB    K2, AX
-	POPCNTL  AX, AX
-	ADDQ     AX, R10
-	KMOVB    K3, AX
-	POPCNTL  AX, AX
-	ADDQ     AX, R11
-	KANDNB   K1, K2, K4         // valid and not NaN
-	VPSRAQ   $63, Z8, Z12
-	VPANDQ   Z14, Z12, Z12
-	VPXORQ   Z12, Z8, Z8
-	VPMINSQ  Z8, Z0, K4, Z0
-	VPMAXSQ  Z8, Z4, K4, Z4
-	JMP      mfloop
+	VPANDQ     Z14, Z8, Z2
+	VPCMPGTQ   Z13, Z2, K1, K2  // valid NaN
+	VPCMPGTQ   Z8, Z15, K2, K3  // valid NaN with the sign bit
+	KMOVB      K2, AX
+	POPCNTL    AX, AX
+	ADDQ       AX, R10
+	KMOVB      K3, AX
+	POPCNTL    AX, AX
+	ADDQ       AX, R11
+	KANDNB     K1, K2, K4       // valid and not NaN
+	VPSRAQ     $63, Z8, Z12
+	VPTERNLOGQ $0x78, Z14, Z12, Z8
+	VPMINSQ    Z8, Z0, K4, Z0
+	VPMAXSQ    Z8, Z4, K4, Z4
+	JMP        mfloop
 
 mflast:
 	TESTQ       CX, CX
@@ -593,6 +643,8 @@ mflast:
 	JMP         mfstep
 
 mfdone:
+	VPMINSQ   Z1, Z0, Z0
+	VPMAXSQ   Z5, Z4, Z4
 	VMOVDQU64 Z0, (DX)
 	VMOVDQU64 Z4, 64(DX)
 	MOVQ      R10, nans+32(FP)
