@@ -62,8 +62,6 @@ func commitClone(ctx context.Context, d *dataset, t *Transaction, opts Options) 
 		Version: in.version, ReadVersion: t.ReadVersion(), ManifestPath: path, Manifest: res.manifest,
 		Indices: res.indices, TransactionFile: in.txnFile, Transaction: t.Message(), Attempts: 1,
 	}
-	if !opts.NoHint {
-		out.HintError = d.st.Put(ctx, manifest.VersionsDir+"/"+manifest.HintName, manifest.EncodeHint(in.version))
-	}
+	out.HintError = writeHint(ctx, d.st, opts, in.version)
 	return out, nil
 }

@@ -25,6 +25,9 @@ type Store interface {
 	Bucket() *blob.Bucket
 	KeyPrefix() string
 	String() string
+	// Kind names the backend; commits write the latest-version hint only
+	// on local stores.
+	Kind() store.Kind
 	AtomicCreate() bool
 	Get(ctx context.Context, key string) ([]byte, error)
 	Exists(ctx context.Context, key string) (bool, error)
@@ -78,7 +81,8 @@ type Options struct {
 	EnableZoneWriteSeeds bool
 	// AllowUnsafeCommit commits on a store without atomic create-if-absent.
 	AllowUnsafeCommit bool
-	// NoHint skips writing _versions/latest_version_hint.json.
+	// NoHint skips writing _versions/latest_version_hint.json, which
+	// commits otherwise write on local stores.
 	NoHint bool
 	// Backoff returns the pause before attempt n (n ≥ 2); nil uses a
 	// jittered exponential backoff.
@@ -124,7 +128,8 @@ type Result struct {
 	ReservedFirst, ReservedLast uint64
 	// Attempts is the number of attempts the commit took (1 = no race).
 	Attempts int
-	// HintError is the (ignored) error of writing the hint file.
+	// HintError is the (ignored) error of writing the hint file (nil when
+	// no hint was written).
 	HintError error
 }
 
@@ -197,7 +202,8 @@ func (d *dataset) latest(ctx context.Context) (manifest.VersionInfo, error) {
 // or fails per the conflict matrix, writes the transaction file, builds the
 // next manifest from the latest version and publishes it with
 // create-if-absent, retrying lost races up to opts.MaxRetries times with
-// jittered backoff. The hint file is written last, best effort.
+// jittered backoff. On a local store the hint file is written last, best
+// effort (writesHint).
 func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Result, error) {
 	opts = opts.withDefaults()
 	if err := requireAtomicCreate(st, opts.AllowUnsafeCommit); err != nil {
@@ -361,13 +367,29 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if res.reserved {
 			out.ReservedFirst, out.ReservedLast = res.reservedFirst, res.reservedLast
 		}
-		if !opts.NoHint {
-			if err := st.Put(ctx, manifest.VersionsDir+"/"+manifest.HintName, manifest.EncodeHint(in.version)); err != nil {
-				out.HintError = err
-			}
-		}
+		out.HintError = writeHint(ctx, st, opts, in.version)
 		return out, nil
 	}
+}
+
+// writesHint reports whether commits on st write
+// _versions/latest_version_hint.json. Lance writes the hint only on stores
+// whose listing does not give the newest manifest cheaply (the local
+// filesystem and S3 Express; lance-table-format.md §4.5); object stores with
+// lexically ordered listings (S3, GCS, Azure, memory) never get one. Of
+// those, our stores can tell only the local filesystem apart, so the hint is
+// written on local stores alone. Readers never trust the hint over what
+// exists (manifest.LatestVersion).
+func writesHint(st Store) bool { return st.Kind() == store.KindLocal }
+
+// writeHint writes the hint for version when writesHint(st) and the caller
+// did not opt out; its error is returned for Result.HintError, never
+// failing the commit.
+func writeHint(ctx context.Context, st Store, opts Options, version uint64) error {
+	if opts.NoHint || !writesHint(st) {
+		return nil
+	}
+	return st.Put(ctx, manifest.VersionsDir+"/"+manifest.HintName, manifest.EncodeHint(version))
 }
 
 // requireAtomicCreate is the commit path's gate (store.RequireAtomicCreate

@@ -9,8 +9,9 @@
 // When another writer won the race, the transactions of the newer versions
 // are checked against the conflict matrix (§5.4): compatible ones are
 // skipped, rebasable ones (Delete against Delete) are merged, and the rest
-// fail with an error wrapping ErrConflict. The hint file is written last and
-// only as an optimisation.
+// fail with an error wrapping ErrConflict. On local stores the hint file
+// _versions/latest_version_hint.json is written last and only as an
+// optimisation, as Lance does (lance-table-format.md §4.5).
 //
 // Zone write seeds (zone-seeds.md R53–R62): a commit whose new data files
 // carry v1 seeds sets FLAG_ZONE_WRITE_SEEDS in both flag words, re-derived on

@@ -123,8 +123,10 @@ func stat(ctx context.Context, b *blob.Bucket, root string, scheme NamingScheme,
 // the hinted manifest must exist (V2 name, else V1 name), and then v+1,
 // v+2, … are probed until one is missing, so a stale hint cannot hide newer
 // versions. A missing or unreadable hint, a hint pointing at a missing
-// manifest, or any error on that path falls back to a full listing, which
-// is authoritative.
+// manifest, a hint MaxHintProbes or more versions behind (hints are
+// written only on local stores, so one left on an object store by an older
+// writer would otherwise cost a probe per version committed since), or any
+// error on that path falls back to a full listing, which is authoritative.
 func LatestVersion(ctx context.Context, b *blob.Bucket, root string) (VersionInfo, error) {
 	if info, err := latestFromHint(ctx, b, root); err == nil {
 		return info, nil
@@ -137,6 +139,13 @@ func LatestVersion(ctx context.Context, b *blob.Bucket, root string) (VersionInf
 	}
 	return all[len(all)-1], nil
 }
+
+// MaxHintProbes bounds the versions LatestVersion probes past the hinted
+// one before it lists _versions/ instead.
+const MaxHintProbes = 8
+
+// errHintTooStale: the hint lags MaxHintProbes or more versions behind.
+var errHintTooStale = errors.New("latest-version hint is too far behind")
 
 func latestFromHint(ctx context.Context, b *blob.Bucket, root string) (VersionInfo, error) {
 	v, err := ReadHint(ctx, b, root)
@@ -153,7 +162,10 @@ func latestFromHint(ctx context.Context, b *blob.Bucket, root string) (VersionIn
 	if err != nil {
 		return VersionInfo{}, err
 	}
-	for cur.Version < math.MaxInt64 {
+	for probes := 0; cur.Version < math.MaxInt64; probes++ {
+		if probes == MaxHintProbes {
+			return VersionInfo{}, fmt.Errorf("hint names version %d: %w", v, errHintTooStale)
+		}
 		next, err := stat(ctx, b, root, cur.Scheme, cur.Version+1)
 		if IsNotFound(err) {
 			return cur, nil

@@ -80,6 +80,43 @@ func TestSpec4_3_LatestVersion(t *testing.T) {
 	}
 }
 
+// TestSpec4_5_FarStaleHintFallsBackToListing: a hint MaxHintProbes or more
+// versions behind (e.g. left on an object store, where commits no longer
+// write one) is abandoned after MaxHintProbes probes for the listing; a
+// hint fewer versions behind is followed by probing.
+func TestSpec4_5_FarStaleHintFallsBackToListing(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		latest    uint64
+		hint      uint64
+		wantStale bool
+	}{
+		{"lag one less than the bound", MaxHintProbes, 1, false},
+		{"lag equal to the bound", MaxHintProbes + 1, 1, true},
+		{"lag far past the bound", 3 * MaxHintProbes, 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := memblob.OpenBucket(nil)
+			defer b.Close()
+			for v := uint64(1); v <= tc.latest; v++ {
+				putVersion(t, b, "ds", V2, v)
+			}
+			if err := WriteHint(ctx, b, "ds", tc.hint); err != nil {
+				t.Fatal(err)
+			}
+			_, err := latestFromHint(ctx, b, "ds")
+			if got := errors.Is(err, errHintTooStale); got != tc.wantStale {
+				t.Fatalf("latestFromHint: %v, want too stale = %v", err, tc.wantStale)
+			}
+			info, err := LatestVersion(ctx, b, "ds")
+			if err != nil || info.Version != tc.latest {
+				t.Fatalf("LatestVersion = %+v, %v; want %d", info, err, tc.latest)
+			}
+		})
+	}
+}
+
 func TestSpec4_2_MixedNamingIsAnError(t *testing.T) {
 	b := memblob.OpenBucket(nil)
 	defer b.Close()
