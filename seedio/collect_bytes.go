@@ -105,37 +105,49 @@ type extremaScan struct {
 }
 
 // scanOffsets folds the values delimited by offs (len(offs)-1 values, all
-// valid) into st. The 8-byte prefix key settles almost every comparison; only
-// equal keys fall back to bytes.Compare.
+// valid) into st. The 8-byte prefix key settles almost every comparison: the
+// hot loop (nextCandidate) only looks for values whose key is <= the min key
+// or >= the max key; those, and values near the end of the data buffer, are
+// then compared in full here.
 func scanOffsets[O int32 | int64](st *extremaScan, data []byte, offs []O) {
-	minS, maxS := st.minS, st.maxS
-	minK, maxK := st.minK, st.maxK
-	minNew, maxNew := st.minNew, st.maxNew
 	base := unsafe.Pointer(unsafe.SliceData(data))
 	n := uint(len(data))
 	for j := 1; j < len(offs); j++ {
+		j = nextCandidate(base, n, offs, j, st.minK, st.maxK)
+		if j >= len(offs) {
+			return
+		}
 		s, e := int(offs[j-1]), int(offs[j])
-		var k uint64
-		if uint(s)+8 <= n {
-			k = bits.ReverseBytes64(*(*uint64)(unsafe.Add(base, s)))
-			if e-s < 8 {
-				k &^= ^uint64(0) >> (8 * uint(e-s))
-			}
-		} else {
-			k = prefixKey(data, s, e)
+		v := data[s:e]
+		k := prefixKey(data, s, e)
+		if k < st.minK || (k == st.minK && bytes.Compare(v, st.minS) < 0) {
+			st.minS, st.minK, st.minNew = v, k, true
 		}
-		if k <= minK {
-			if k < minK || bytes.Compare(data[s:e], minS) < 0 {
-				minS, minK, minNew = data[s:e], k, true
-			}
-		}
-		if k >= maxK {
-			if k > maxK || bytes.Compare(data[s:e], maxS) > 0 {
-				maxS, maxK, maxNew = data[s:e], k, true
-			}
+		if k > st.maxK || (k == st.maxK && bytes.Compare(v, st.maxS) > 0) {
+			st.maxS, st.maxK, st.maxNew = v, k, true
 		}
 	}
-	st.minS, st.maxS, st.minK, st.maxK, st.minNew, st.maxNew = minS, maxS, minK, maxK, minNew, maxNew
+}
+
+// nextCandidate returns the first j' >= j such that value j'-1…j' (between
+// offs[j'-1] and offs[j']) may change the extrema: its prefix key is <= minK
+// or >= maxK, or it lies within 8 bytes of the end of the data. It returns
+// len(offs) when there is none.
+func nextCandidate[O int32 | int64](base unsafe.Pointer, n uint, offs []O, j int, minK, maxK uint64) int {
+	for ; j < len(offs); j++ {
+		s, e := int(offs[j-1]), int(offs[j])
+		if uint(s)+8 > n {
+			return j
+		}
+		k := bits.ReverseBytes64(*(*uint64)(unsafe.Add(base, s)))
+		if e-s < 8 {
+			k &^= ^uint64(0) >> (8 * uint(e-s))
+		}
+		if k <= minK || k >= maxK {
+			return j
+		}
+	}
+	return j
 }
 
 // consider folds one value (not retained) into the open zone.
