@@ -4,7 +4,9 @@ package seedio
 // per-type accumulators.
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -178,7 +180,11 @@ func (n *nullRecorder) bitmap() (*roaring.Bitmap, error) {
 		}
 	}
 	raw = append(raw, n.body...)
-	return decodeRoaringStrict(raw)
+	bm := roaring.New()
+	if m, err := bm.ReadFrom(bytes.NewReader(raw)); err != nil || m != int64(len(raw)) {
+		return nil, fmt.Errorf("%w: assembling the null bitmap: read %d of %d bytes: %v", ErrEncode, m, len(raw), err)
+	}
+	return bm, nil
 }
 
 func (n *nullRecorder) reset() {
@@ -241,8 +247,17 @@ func recordValidityNulls(vb []byte, off, lo, hi int, base uint64, nr *nullRecord
 		// Byte-aligned: plain 64-bit loads while 8 bytes remain.
 		for i := (off + lo) >> 3; r+64 <= hi && i+8 <= len(vb); i += 8 {
 			if nw := ^binary.LittleEndian.Uint64(vb[i:]); nw != 0 {
-				count += uint64(bits.OnesCount64(nw))
-				nr.orBits(base+uint64(r), nw)
+				c := bits.OnesCount64(nw)
+				count += uint64(c)
+				pos := base + uint64(r)
+				if pos&63 == 0 && pos>>chunkBits == nr.key {
+					// word-aligned in the current chunk: one OR
+					nr.words[(pos&(chunkRows-1))>>6] |= nw
+					nr.card += c
+					nr.dirty = true
+				} else {
+					nr.orBits(pos, nw)
+				}
 			}
 			r += 64
 		}
