@@ -13,9 +13,6 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
-
-	// Drivers reached through blob.DefaultURLMux.
-	_ "gocloud.dev/blob/s3blob"
 )
 
 // Store is a root prefix in a bucket. Keys passed to its methods are relative
@@ -90,10 +87,17 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		kind := map[string]Kind{"s3": KindS3, "gs": KindGCS, "azblob": KindAzure}[u.Scheme]
+		if u.Scheme == "s3" {
+			b, err := openS3(ctx, u.Host, q)
+			if err != nil {
+				return nil, fmt.Errorf("store: open %s: %w", redact(rawURL), err)
+			}
+			return newStore(KindS3, rawURL, b, prefix), nil
+		}
+		kind := map[string]Kind{"gs": KindGCS, "azblob": KindAzure}[u.Scheme]
 		mux := blob.DefaultURLMux()
 		if !mux.ValidBucketScheme(u.Scheme) {
-			driver := map[string]string{"s3": "s3blob", "gs": "gcsblob", "azblob": "azureblob"}[u.Scheme]
+			driver := map[string]string{"gs": "gcsblob", "azblob": "azureblob"}[u.Scheme]
 			return nil, fmt.Errorf("%w %q: the %s:// driver is not linked into this program (blank-import github.com/lancekeeper/lancekeeper/store/drivers, or gocloud.dev/blob/%s, in package main)",
 				ErrInvalidURL, redact(rawURL), u.Scheme, driver)
 		}

@@ -83,6 +83,10 @@ func TestOpenURLForms(t *testing.T) {
 		{url: "azblob://container/x", err: store.ErrInvalidURL, errSub: "not linked"},
 		{url: "gs://bucket/x", err: store.ErrInvalidURL, errSub: "not linked"},
 		{url: "s3://bucket?no_such_param=1", errSub: "unknown query parameter"},
+		{url: "s3://bucket/p?region=us-east-1&ssetype=aes256&kmskeyid=k&accelerate=false&disable_https=true&s3ForcePathStyle=true", kind: store.KindS3, prefix: "p/"},
+		{url: "s3://bucket?region=us-east-1&ssetype=rot13", errSub: `"rot13" is not a valid value for "ssetype"`},
+		{url: "s3://bucket?region=us-east-1&use_path_style=maybe", errSub: `invalid value for "use_path_style"`},
+		{url: "s3://bucket?region=us-east-1&disable_https=2", errSub: `invalid value for "disable_https"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.url, func(t *testing.T) {
