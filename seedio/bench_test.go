@@ -170,23 +170,37 @@ func BenchmarkPqarrowFloat64StatsOff(b *testing.B) { benchPqarrow(b, "float64", 
 func BenchmarkPqarrowUtf8StatsOn(b *testing.B)     { benchPqarrow(b, "utf8", true) }
 func BenchmarkPqarrowUtf8StatsOff(b *testing.B)    { benchPqarrow(b, "utf8", false) }
 
-// BenchmarkRatios measures every benchmark above once more in this run and
+// BenchmarkRatios measures every benchmark above again in this run and
 // reports the target ratios as metrics:
-//   - <kind>_vs_memcpy: collector throughput / memcpy throughput;
-//   - <kind>_vs_pqstats: collector time / (pqarrow stats-on − stats-off time).
+//   - <kind>_vs_memcpy: collector throughput / memcpy throughput (target
+//     >= 0.6 for int64 and float64, >= 0.3 for utf8);
+//   - <kind>_vs_pqstats: collector time / (pqarrow stats-on − stats-off
+//     time) (target <= 0.5).
+//
+// Each measurement is repeated ratioRounds times, interleaved, and the
+// fastest round is used, so that noisy neighbours on a shared machine affect
+// the ratios as little as possible.
 func BenchmarkRatios(b *testing.B) {
+	const ratioRounds = 5
+	best := func(cur, next int64) int64 {
+		if cur == 0 || next < cur {
+			return next
+		}
+		return cur
+	}
 	for i := 0; i < b.N; i++ {
 		for _, kind := range []string{"int64", "float64", "utf8"} {
-			col := testing.Benchmark(func(b *testing.B) { benchCollector(b, kind) })
-			cp := testing.Benchmark(func(b *testing.B) { benchMemcpy(b, kind) })
-			on := testing.Benchmark(func(b *testing.B) { benchPqarrow(b, kind, true) })
-			off := testing.Benchmark(func(b *testing.B) { benchPqarrow(b, kind, false) })
-			colNs := float64(col.NsPerOp())
-			b.ReportMetric(float64(cp.NsPerOp())/colNs, kind+"_vs_memcpy")
-			statsNs := float64(on.NsPerOp() - off.NsPerOp())
-			b.ReportMetric(colNs/statsNs, kind+"_vs_pqstats")
-			b.Logf("%s: collector %v/op, memcpy %v/op, pqarrow stats on %v/op, off %v/op",
-				kind, col.NsPerOp(), cp.NsPerOp(), on.NsPerOp(), off.NsPerOp())
+			var col, cp, on, off int64
+			for r := 0; r < ratioRounds; r++ {
+				col = best(col, testing.Benchmark(func(b *testing.B) { benchCollector(b, kind) }).NsPerOp())
+				cp = best(cp, testing.Benchmark(func(b *testing.B) { benchMemcpy(b, kind) }).NsPerOp())
+				on = best(on, testing.Benchmark(func(b *testing.B) { benchPqarrow(b, kind, true) }).NsPerOp())
+				off = best(off, testing.Benchmark(func(b *testing.B) { benchPqarrow(b, kind, false) }).NsPerOp())
+			}
+			b.ReportMetric(float64(cp)/float64(col), kind+"_vs_memcpy")
+			b.ReportMetric(float64(col)/float64(on-off), kind+"_vs_pqstats")
+			b.Logf("%s: collector %d ns/op, memcpy %d ns/op, pqarrow stats on %d ns/op, off %d ns/op (best of %d)",
+				kind, col, cp, on, off, ratioRounds)
 		}
 	}
 }
