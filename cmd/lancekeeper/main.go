@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/lancekeeper/lancekeeper/flags"
 	"github.com/lancekeeper/lancekeeper/snapshot"
 )
 
@@ -28,7 +29,7 @@ const (
 	exitOK       = 0
 	exitFailure  = 1 // an operation failed for a reason outside the input (I/O, network, …)
 	exitBadInput = 2 // bad usage or bad input: missing dataset, corrupt manifest, unknown ref
-	exitRefused  = 3 // --check: this build would refuse to read or write the dataset
+	exitRefused  = 3 // this build refuses to read or write the dataset (feature flags); inspect --check: it would
 )
 
 // env is what a command runs with.
@@ -148,10 +149,22 @@ func newFlagSet(e *env, c command) *flag.FlagSet {
 	return fs
 }
 
-// fail prints one line "lancekeeper CMD: message" and returns code.
+// fail prints one line "lancekeeper CMD: message" and returns the exit
+// code: code as the command classified err, except that a feature-flag
+// refusal is exitRefused in every command (see refused).
 func fail(e *env, cmd string, code int, err error) int {
 	fmt.Fprintf(e.stderr, "lancekeeper %s: %s\n", cmd, oneLine(err.Error()))
+	if refused(err) {
+		return exitRefused
+	}
 	return code
+}
+
+// refused reports whether err is a feature-flag refusal: a bit this build
+// does not support (flags.ErrUnsupported) or a paired bit set in only one
+// word (flags.ErrHalfSet).
+func refused(err error) bool {
+	return errors.Is(err, flags.ErrUnsupported) || errors.Is(err, flags.ErrHalfSet)
 }
 
 func oneLine(s string) string {

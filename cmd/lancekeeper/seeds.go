@@ -22,7 +22,6 @@ import (
 
 	"github.com/lancekeeper/lancekeeper/commit"
 	"github.com/lancekeeper/lancekeeper/datafile"
-	"github.com/lancekeeper/lancekeeper/flags"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 	"github.com/lancekeeper/lancekeeper/seedio"
@@ -173,7 +172,7 @@ func runSeedsEnable(e *env, args []string) int {
 	res, already, err := commit.EnableZoneWriteSeeds(e.ctx, d.Store(), commit.Options{})
 	if err != nil {
 		code := exitFailure
-		if errors.Is(err, commit.ErrDatasetNotFound) || errors.Is(err, flags.ErrUnsupported) || errors.Is(err, flags.ErrHalfSet) {
+		if errors.Is(err, commit.ErrDatasetNotFound) {
 			code = exitBadInput
 		}
 		return fail(e, c.name, code, fmt.Errorf("%s: %w", pos[0], err))

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/lancekeeper/lancekeeper/commit"
-	"github.com/lancekeeper/lancekeeper/flags"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/snapshot"
 )
@@ -87,14 +86,12 @@ func (k kvFlags) Set(s string) error {
 	return nil
 }
 
-// snapshotCode maps an error of the snapshot package to an exit code: a
-// feature-flag refusal is 3, bad input (unknown or invalid ref, bad
-// options, missing or corrupt manifest, an existing target, a transaction
-// that cannot apply) is 2, anything else 1.
+// snapshotCode maps an error of the snapshot package to an exit code: bad
+// input (unknown or invalid ref, bad options, missing or corrupt manifest,
+// an existing target, a transaction that cannot apply) is 2, anything else
+// 1 (fail makes a feature-flag refusal 3).
 func snapshotCode(err error) int {
 	switch {
-	case errors.Is(err, flags.ErrUnsupported), errors.Is(err, flags.ErrHalfSet):
-		return exitRefused
 	case errors.Is(err, snapshot.ErrInvalidRef), errors.Is(err, snapshot.ErrRefNotFound),
 		errors.Is(err, snapshot.ErrRefExists), errors.Is(err, snapshot.ErrBadOptions),
 		errors.Is(err, manifest.ErrNotFound), errors.Is(err, manifest.ErrCorrupt),

@@ -183,14 +183,13 @@ func seededColumns(seeds []datafile.SeedResult) []string {
 }
 
 // writeErrorCode: problems with the input or the request are exit 2, the
-// rest (I/O, conflicts) exit 1.
+// rest (I/O, conflicts) exit 1 (fail makes a feature-flag refusal 3).
 func writeErrorCode(err error) int {
 	switch {
 	case errors.Is(err, commit.ErrSchemaMismatch), errors.Is(err, commit.ErrSeedsNotEnabled),
 		errors.Is(err, commit.ErrDatasetExists), errors.Is(err, commit.ErrDatasetNotFound),
 		errors.Is(err, commit.ErrInvalidTransaction), errors.Is(err, datafile.ErrInvalidSchema),
-		errors.Is(err, datafile.ErrInvalidData), errors.Is(err, flags.ErrUnsupported), errors.Is(err, flags.ErrHalfSet),
-		errors.Is(err, errInput):
+		errors.Is(err, datafile.ErrInvalidData), errors.Is(err, errInput):
 		return exitBadInput
 	}
 	return exitFailure
