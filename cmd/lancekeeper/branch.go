@@ -61,24 +61,26 @@ func runBranch(e *env, args []string) int {
 	}
 	sub := args[0]
 	sc := command{name: "branch " + sub, summary: c.summary}
+	switch sub {
+	case "create":
+		sc.usage = "DATASET NAME [--version N | --tag T] [--from BRANCH] [--meta K=V]... [--json]"
+	case "list":
+		sc.usage = "DATASET [--json]"
+	default:
+		return fail(e, "branch", exitBadInput, fmt.Errorf("unknown subcommand %q (want create or list)", sub))
+	}
 	fs := newFlagSet(e, sc)
 	asJSON := fs.Bool("json", false, "print JSON")
 	version := fs.Uint64("version", 0, "fork at this version of the source branch (default: its latest)")
 	fromTag := fs.String("tag", "", "fork at the version this tag points at")
 	from := fs.String("from", "", "the source branch (default: main)")
 	meta := kvFlags{}
-	switch sub {
-	case "create":
-		sc.usage = "DATASET NAME [--version N | --tag T] [--from BRANCH] [--meta K=V]... [--json]"
+	if sub == "create" {
 		fs.Var(meta, "meta", "branch metadata KEY=VALUE (repeatable)")
-	case "list":
-		sc.usage = "DATASET [--json]"
-	default:
-		return fail(e, "branch", exitBadInput, fmt.Errorf("unknown subcommand %q (want create or list)", sub))
 	}
 	pos, err := parseArgs(fs, args[1:])
 	if err != nil {
-		return exitBadInput
+		return parseFailed(err)
 	}
 	want := 2
 	if sub == "list" {

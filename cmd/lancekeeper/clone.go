@@ -50,7 +50,7 @@ func runClone(e *env, args []string) int {
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return exitBadInput
+		return parseFailed(err)
 	}
 	if len(pos) != 2 {
 		fs.Usage()

@@ -108,7 +108,7 @@ func runDemo(e *env, args []string) int {
 	rows := fset.Int("rows", 200000, "rows in the sample dataset (half without seeds, half with)")
 	pos, err := parseArgs(fset, args)
 	if err != nil {
-		return exitBadInput
+		return parseFailed(err)
 	}
 	if len(pos) > 1 || *rows < 2 {
 		fset.Usage()

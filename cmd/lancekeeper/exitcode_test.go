@@ -97,3 +97,29 @@ func TestSpec6_3_FlagRefusalExits3(t *testing.T) {
 		}
 	}
 }
+
+// TestCLI_HelpExits0: -h / --help prints the command's synopsis and options
+// on stderr and exits 0, for every command and subcommand; an unknown flag
+// is exit 2.
+func TestCLI_HelpExits0(t *testing.T) {
+	for _, args := range [][]string{
+		{"inspect"}, {"versions"}, {"write"}, {"seeds"}, {"seeds", "enable"}, {"demo"}, {"clone"}, {"restore"},
+		{"tag"}, {"tag", "create"}, {"tag", "update"}, {"tag", "delete"}, {"tag", "list"},
+		{"branch"}, {"branch", "create"}, {"branch", "list"},
+	} {
+		for _, h := range []string{"-h", "--help"} {
+			t.Run(strings.Join(args, " ")+" "+h, func(t *testing.T) {
+				code, _, errs := runCLI(t, append(append([]string{}, args...), h)...)
+				if code != exitOK || !strings.Contains(errs, "usage: lancekeeper "+strings.Join(args, " ")+" ") {
+					t.Fatalf("exit %d, stderr %q", code, errs)
+				}
+				if len(args) == 2 && !strings.Contains(errs, "DATASET") {
+					t.Fatalf("subcommand usage lacks its synopsis: %q", errs)
+				}
+			})
+		}
+	}
+	if code, _, _ := runCLI(t, "inspect", "--no-such-flag", "x"); code != exitBadInput {
+		t.Fatalf("unknown flag: exit %d", code)
+	}
+}

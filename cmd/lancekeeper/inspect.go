@@ -12,7 +12,7 @@ import (
 func (commands) Inspect() command {
 	return command{
 		name:    "inspect",
-		usage:   "DATASET [--version N | --tag NAME] [--branch NAME] [--json] [--check]",
+		usage:   "DATASET [--version N | --tag NAME] [--branch NAME] [--json] [--check] [--no-rows]",
 		summary: "Summarize one version of a Lance dataset (flags, format, fragments, rows, schema, indices, tags).",
 		run:     runInspect,
 	}
@@ -29,7 +29,7 @@ func runInspect(e *env, args []string) int {
 	noRows := fs.Bool("no-rows", false, "do not open data or deletion files to count rows the manifest does not record")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return exitBadInput
+		return parseFailed(err)
 	}
 	if len(pos) != 1 {
 		fs.Usage()

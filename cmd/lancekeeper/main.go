@@ -137,6 +137,16 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseFailed is the exit code of a command whose arguments did not parse:
+// 0 after -h/--help printed the usage, else 2 (the flag package has
+// printed the problem and the usage).
+func parseFailed(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitBadInput
+}
+
 // newFlagSet returns a flag set that reports errors to e.stderr and does
 // not exit.
 func newFlagSet(e *env, c command) *flag.FlagSet {

@@ -40,7 +40,7 @@ func runRestore(e *env, args []string) int {
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return exitBadInput
+		return parseFailed(err)
 	}
 	if len(pos) != 1 {
 		fs.Usage()

@@ -106,7 +106,7 @@ func runSeeds(e *env, args []string) int {
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return exitBadInput
+		return parseFailed(err)
 	}
 	if len(pos) != 1 {
 		fs.Usage()
@@ -158,7 +158,7 @@ func runSeedsEnable(e *env, args []string) int {
 	fs := newFlagSet(e, c)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return exitBadInput
+		return parseFailed(err)
 	}
 	if len(pos) != 1 {
 		fs.Usage()

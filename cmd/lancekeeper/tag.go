@@ -113,16 +113,9 @@ func runTag(e *env, args []string) int {
 	}
 	sub := args[0]
 	sc := command{name: "tag " + sub, summary: c.summary}
-	fs := newFlagSet(e, sc)
-	version := fs.Uint64("version", 0, "the version to tag (default: the latest of the branch)")
-	fromTag := fs.String("tag", "", "tag the version this other tag points at")
-	branch := fs.String("branch", "", "the branch of the version (default: main)")
-	meta := kvFlags{}
-	asJSON := fs.Bool("json", false, "print JSON")
 	switch sub {
 	case "create":
 		sc.usage = "DATASET NAME [--version N | --tag T] [--branch B] [--meta K=V]... [--json]"
-		fs.Var(meta, "meta", "tag metadata KEY=VALUE (repeatable)")
 	case "update":
 		sc.usage = "DATASET NAME [--version N | --tag T] [--branch B] [--json]"
 	case "delete":
@@ -132,9 +125,18 @@ func runTag(e *env, args []string) int {
 	default:
 		return fail(e, "tag", exitBadInput, fmt.Errorf("unknown subcommand %q (want create, update, delete or list)", sub))
 	}
+	fs := newFlagSet(e, sc)
+	version := fs.Uint64("version", 0, "the version to tag (default: the latest of the branch)")
+	fromTag := fs.String("tag", "", "tag the version this other tag points at")
+	branch := fs.String("branch", "", "the branch of the version (default: main)")
+	meta := kvFlags{}
+	asJSON := fs.Bool("json", false, "print JSON")
+	if sub == "create" {
+		fs.Var(meta, "meta", "tag metadata KEY=VALUE (repeatable)")
+	}
 	pos, err := parseArgs(fs, args[1:])
 	if err != nil {
-		return exitBadInput
+		return parseFailed(err)
 	}
 	want := 2
 	if sub == "list" {

@@ -39,7 +39,7 @@ func runVersions(e *env, args []string) int {
 	asJSON := fs.Bool("json", false, "print a JSON array (docs/cli.md)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return exitBadInput
+		return parseFailed(err)
 	}
 	if len(pos) != 1 {
 		fs.Usage()

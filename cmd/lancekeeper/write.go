@@ -75,7 +75,7 @@ func runWrite(e *env, args []string) int {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return exitBadInput
+		return parseFailed(err)
 	}
 	if len(pos) != 1 || *from == "" {
 		fs.Usage()
