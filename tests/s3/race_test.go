@@ -27,7 +27,11 @@ const appenderEnv = "LANCEKEEPER_S3_TEST_APPENDER"
 
 const (
 	raceProcs   = 4
-	raceAppends = 5 // per process; SeaweedFS makes each contended create take 1–2 s
+	// raceAppends per process. SeaweedFS serialises conditional creates of
+	// one key with a lock whose waiters poll once a second, so a create that
+	// meets another in flight can take 1–2 s; measured here, 40 appends take
+	// a few seconds because most losers see the winner's manifest already.
+	raceAppends = 10
 	// raceMaxRetries bounds the attempts of one append (the default 20 is
 	// for datasets with far fewer simultaneous writers than a test that
 	// makes every commit contended).
@@ -91,7 +95,7 @@ func appenderMain(spec string) int {
 }
 
 // testRacingAppends: four processes (re-executions of this test binary, each
-// with its own S3 client) append five rows each to one dataset at the same
+// with its own S3 client) append ten rows each to one dataset at the same
 // moment. Every acknowledged commit must be present exactly once, the
 // versions must be contiguous, each version must add exactly the fragment
 // its committer was told it got, and the final version must hold every
@@ -146,7 +150,7 @@ func testRacingAppends(t *testing.T, srv *s3util.Server) {
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(began)
+	elapsed := time.Since(time.Unix(0, startAt))
 	for _, e := range errs {
 		if e != "" {
 			t.Error(e)
