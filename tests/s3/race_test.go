@@ -26,7 +26,7 @@ import (
 const appenderEnv = "LANCEKEEPER_S3_TEST_APPENDER"
 
 const (
-	raceProcs   = 4
+	raceProcs = 4
 	// raceAppends per process. SeaweedFS serialises conditional creates of
 	// one key with a lock whose waiters poll once a second, so a create that
 	// meets another in flight can take 1–2 s; measured here, 40 appends take
