@@ -209,8 +209,8 @@ func FromFile(f *manifest.File) *Summary {
 		ManifestSize:    f.Size,
 		ReaderFlags:     m.GetReaderFeatureFlags(),
 		WriterFlags:     m.GetWriterFeatureFlags(),
-		ReaderFlagNames: flagNames(m.GetReaderFeatureFlags()),
-		WriterFlagNames: flagNames(m.GetWriterFeatureFlags()),
+		ReaderFlagNames: FlagNames(m.GetReaderFeatureFlags()),
+		WriterFlagNames: FlagNames(m.GetWriterFeatureFlags()),
 		NumFragments:    len(m.GetFragments()),
 		Fields:          []Field{},
 		Indices:         []Index{},
@@ -262,9 +262,10 @@ func FromFile(f *manifest.File) *Summary {
 	return s
 }
 
-// flagNames returns the registry names of a word's bits, lower-case (as
-// the corpus expect files spell them: "deletion_files").
-func flagNames(word uint64) []string {
+// FlagNames returns the registry names of a word's bits, lower-case (as
+// the corpus expect files spell them: "deletion_files"); every
+// *_feature_flag_names key of the CLI's JSON uses it.
+func FlagNames(word uint64) []string {
 	names := flags.Names(word)
 	for i, n := range names {
 		names[i] = strings.ToLower(n)

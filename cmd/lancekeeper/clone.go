@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lancekeeper/lancekeeper/flags"
+	"github.com/lancekeeper/lancekeeper/inspect"
 	"github.com/lancekeeper/lancekeeper/snapshot"
 	"github.com/lancekeeper/lancekeeper/store"
 )
@@ -86,7 +86,7 @@ func runClone(e *env, args []string) int {
 	m := res.Snapshot.Manifest()
 	if *asJSON {
 		out := cloneJSON{Source: pos[0], Target: pos[1], Deep: *deep, Version: res.Snapshot.Version, ManifestPath: res.Snapshot.Path,
-			ReaderFlags: m.GetReaderFeatureFlags(), WriterFlags: m.GetWriterFeatureFlags(), FlagNames: flags.Names(m.GetReaderFeatureFlags()),
+			ReaderFlags: m.GetReaderFeatureFlags(), WriterFlags: m.GetWriterFeatureFlags(), FlagNames: inspect.FlagNames(m.GetReaderFeatureFlags()),
 			BasePaths: []string{}, FilesCopied: res.Copied, FilesSkipped: res.Skipped, BytesCopied: res.Bytes}
 		for _, bp := range m.GetBasePaths() {
 			out.BasePaths = append(out.BasePaths, bp.GetPath())

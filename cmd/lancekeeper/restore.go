@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/lancekeeper/lancekeeper/flags"
+	"github.com/lancekeeper/lancekeeper/inspect"
 	"github.com/lancekeeper/lancekeeper/snapshot"
 )
 
@@ -63,7 +63,7 @@ func runRestore(e *env, args []string) int {
 	if *asJSON {
 		out := restoreJSON{Version: s.Version, RestoredVersion: target, ReadVersion: res.ReadVersion,
 			ManifestPath: snapshot.BranchRoot(s.Branch), ReaderFlags: m.GetReaderFeatureFlags(),
-			WriterFlags: m.GetWriterFeatureFlags(), FlagNames: flags.Names(m.GetReaderFeatureFlags()), Attempts: res.Attempts}
+			WriterFlags: m.GetWriterFeatureFlags(), FlagNames: inspect.FlagNames(m.GetReaderFeatureFlags()), Attempts: res.Attempts}
 		if out.ManifestPath != "" {
 			out.ManifestPath += "/"
 		}

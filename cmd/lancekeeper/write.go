@@ -25,6 +25,7 @@ import (
 	"github.com/lancekeeper/lancekeeper/commit"
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/flags"
+	"github.com/lancekeeper/lancekeeper/inspect"
 	"github.com/lancekeeper/lancekeeper/store"
 )
 
@@ -134,7 +135,7 @@ func runWrite(e *env, args []string) int {
 		out := writeJSON{
 			Version: res.Version, ReadVersion: res.ReadVersion, Mode: opts.Mode.String(), Rows: res.Rows,
 			FragmentIDs: res.FragmentIDs, ReaderFlags: m.GetReaderFeatureFlags(), WriterFlags: m.GetWriterFeatureFlags(),
-			FlagNames: flags.Names(m.GetReaderFeatureFlags()), Attempts: res.Attempts, ManifestPath: res.ManifestPath,
+			FlagNames: inspect.FlagNames(m.GetReaderFeatureFlags()), Attempts: res.Attempts, ManifestPath: res.ManifestPath,
 			ZoneSeedsFlag: commit.HasZoneWriteSeeds(m), Files: []writeFileJSON{},
 		}
 		if out.FragmentIDs == nil {
