@@ -161,6 +161,7 @@ func TestPeerInfoMatchesCorpusExpect(t *testing.T) {
 	}
 	for _, rel := range files {
 		t.Run(strings.TrimSuffix(rel, ".expect.json"), func(t *testing.T) {
+			record(t, catCorpus)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			raw, err := os.ReadFile(filepath.Join(corpus, rel))
@@ -254,6 +255,7 @@ func TestPeerRowsAtCorpusTagsAndVersions(t *testing.T) {
 	p := peerlance.ServeForTest(t)
 	for _, ds := range []string{"lance12/tags.lance", "lance12/all_types.lance", "lance12/stable_row_ids.lance", "lance12/schema_evolution.lance", "lance12/compaction.lance"} {
 		t.Run(ds, func(t *testing.T) {
+			record(t, catCorpus)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			raw, err := os.ReadFile(filepath.Join(corpus, ds+".expect.json"))
@@ -328,6 +330,7 @@ func TestPeerRowsAtCorpusTagsAndVersions(t *testing.T) {
 // reads and writes (zone-seeds.md R55, R57 are asserted by the
 // refusal suite; this only proves the message reaches Go intact).
 func TestPeerPassesLanceRefusalThrough(t *testing.T) {
+	record(t, catRefusal)
 	corpus, err := peerlance.CorpusDir()
 	if err != nil {
 		t.Skipf("\n!!!!! LANCE CORPUS NOT FOUND (%v): refusal pass-through NOT checked !!!!!", err)

@@ -133,6 +133,7 @@ func requireLanceRefusesBit16(ctx context.Context, t *testing.T, p *peerlance.Pe
 // §7.1: tags we create, update and delete on a Lance dataset are what Lance
 // lists, with the same versions and manifest sizes; Lance checks out ours.
 func TestPeerSnapshotTagsReadByLance(t *testing.T) {
+	record(t, catSnapshots)
 	p := peerlance.ForTest(t)
 	ctx := peerContext(t)
 	dir := lanceCopy(t, "lance12/tags.lance")
@@ -190,6 +191,7 @@ func TestPeerSnapshotTagsReadByLance(t *testing.T) {
 // §8.1/§8.2/§8.3: our shallow clone, deep clone and restore of a Lance
 // dataset read in Lance with the same rows; Lance can write to them.
 func TestPeerSnapshotClonesAndRestoreReadByLance(t *testing.T) {
+	record(t, catSnapshots)
 	p := peerlance.ForTest(t)
 	ctx := peerContext(t)
 	src := lanceCopy(t, "lance12/scalar_indices.lance")
@@ -268,6 +270,7 @@ func TestPeerSnapshotClonesAndRestoreReadByLance(t *testing.T) {
 // §7.2: a branch we create is listed by Lance with its parent version and
 // manifest size, and Lance reads its rows.
 func TestPeerSnapshotBranchReadByLance(t *testing.T) {
+	record(t, catSnapshots)
 	p := peerlance.ForTest(t)
 	ctx := peerContext(t)
 	dir := lanceCopy(t, "lance12/branches.lance")
@@ -304,6 +307,7 @@ func TestPeerSnapshotBranchReadByLance(t *testing.T) {
 // including the restore of a version from before the activation — are
 // refused by Lance 12 with its unsupported-flags error.
 func TestPeerSnapshotBit16DerivedSnapshotsRefusedByLance(t *testing.T) {
+	record(t, catSnapshots)
 	p := peerlance.ForTest(t)
 	ctx := peerContext(t)
 	dir := lanceCopy(t, "lance12/tags.lance")
