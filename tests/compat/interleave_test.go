@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lancekeeper/lancekeeper/commit"
+	"github.com/lancekeeper/lancekeeper/flags"
 	"github.com/lancekeeper/lancekeeper/inspect"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/snapshot"
@@ -255,12 +256,35 @@ func (it *interleaver) checkHead(round int) {
 
 func TestInterleaving_TwentyRounds(t *testing.T) {
 	p := peerlance.ServeForTest(t)
-	seeds := []uint64{1, 2}
-	if testing.Short() {
-		seeds = seeds[:1]
+	// Who creates the dataset and how: our create, or Lance's (storage
+	// 2.0), with V1 manifest names or stable row ids, which our commits
+	// must then keep.
+	cases := []struct {
+		seed   uint64
+		ours   bool
+		create peerlance.CreateOptions
+		short  bool
+	}{
+		{seed: 1, create: peerlance.CreateOptions{StorageVersion: "2.0"}, short: true},
+		{seed: 2, ours: true, short: true},
+		{seed: 3, create: peerlance.CreateOptions{StorageVersion: "2.0", V1Paths: true}},
+		{seed: 4, create: peerlance.CreateOptions{StorageVersion: "2.0", StableRowIDs: true}},
 	}
-	for _, seed := range seeds {
-		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+	for _, tc := range cases {
+		seed := tc.seed
+		name := fmt.Sprintf("seed%d_lance_create", seed)
+		switch {
+		case tc.ours:
+			name = fmt.Sprintf("seed%d_our_create", seed)
+		case tc.create.V1Paths:
+			name += "_v1_paths"
+		case tc.create.StableRowIDs:
+			name += "_stable_row_ids"
+		}
+		t.Run(name, func(t *testing.T) {
+			if testing.Short() && !tc.short {
+				t.Skip("-short: fewer cases")
+			}
 			record(t, catInterleaving)
 			ctx := peerContext(t)
 			dir := filepath.Join(t.TempDir(), "both.lance")
@@ -269,9 +293,9 @@ func TestInterleaving_TwentyRounds(t *testing.T) {
 			}
 			it := &interleaver{t: t, ctx: ctx, p: p, rng: mrand.New(mrand.NewPCG(seed, 20)), dir: dir,
 				st: localStore(ctx, t, dir), cur: idModel{}, states: map[uint64]idModel{}, tags: map[string]uint64{}}
-			// Round 0: the first version is ours or Lance's, by seed.
-			rows, b := it.batch(50, seed%2 == 0)
-			if seed%2 == 0 {
+			// Round 0: the first version.
+			rows, b := it.batch(50, tc.ours)
+			if tc.ours {
 				if _, err := commit.WriteArrow(ctx, it.st, mustRecordReader(t, b), commit.WriteOptions{Mode: commit.ModeCreate, PageSize: 512}); err != nil {
 					t.Fatal(err)
 				}
@@ -280,7 +304,7 @@ func TestInterleaving_TwentyRounds(t *testing.T) {
 				if err := peerlance.WriteIPCFile(file, b.Schema(), b); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := p.Create(ctx, dir, file, peerlance.CreateOptions{StorageVersion: "2.0"}); err != nil {
+				if _, err := p.Create(ctx, dir, file, tc.create); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -308,6 +332,19 @@ func TestInterleaving_TwentyRounds(t *testing.T) {
 					}
 				}
 			}()
+			// Our commits kept the dataset's naming and row-id mode.
+			vs, err := inspect.Versions(ctx, ds, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vs {
+				if (v.NamingScheme == "V1") != tc.create.V1Paths {
+					t.Errorf("version %d is named %s (%s)", v.Version, v.NamingScheme, v.ManifestPath)
+				}
+				if (v.ReaderFlags&flags.StableRowIDs != 0) != tc.create.StableRowIDs {
+					t.Errorf("version %d: reader flags %d, stable row ids %v", v.Version, v.ReaderFlags, tc.create.StableRowIDs)
+				}
+			}
 			// Both sides agree on every version...
 			ag := agreeOnDataset(ctx, t, p, dir)
 			if len(ag.notDecodable) > 0 {

@@ -23,8 +23,9 @@ type randomCase struct {
 }
 
 // lanceRandomCases are chosen so that together they run every operation
-// the generator knows (checked below) on storage 2.0, plus 2.1 and 2.2
-// tables whose metadata (not rows) we read.
+// the generator knows (checked below) on storage 2.0, plus 2.1, 2.2 and
+// legacy tables whose metadata (not rows: our page reader decodes 2.0) we
+// read.
 func lanceRandomCases() []randomCase {
 	return []randomCase{
 		{seed: 1, opts: peerlance.RandomOptions{Ops: 14}, short: true},
@@ -34,6 +35,10 @@ func lanceRandomCases() []randomCase {
 		{seed: 4, opts: peerlance.RandomOptions{Ops: 12, V1Paths: true}},
 		{seed: 2, opts: peerlance.RandomOptions{Ops: 10, StorageVersion: "2.1", StableRowIDs: true}, short: true},
 		{seed: 3, opts: peerlance.RandomOptions{Ops: 10, StorageVersion: "2.2"}},
+		{seed: 7, opts: peerlance.RandomOptions{Ops: 20}},
+		{seed: 8, opts: peerlance.RandomOptions{Ops: 20, MaxBatchRows: 200}},
+		{seed: 11, opts: peerlance.RandomOptions{Ops: 12, StorageVersion: "2.2", StableRowIDs: true, V1Paths: true}},
+		{seed: 10, opts: peerlance.RandomOptions{Ops: 10, StorageVersion: "legacy"}},
 	}
 }
 
@@ -70,8 +75,8 @@ func TestLanceToUs_RandomDatasets(t *testing.T) {
 			if decodable && len(ag.notDecodable) > 0 {
 				t.Errorf("storage 2.0 versions %v were not decodable by our reader", ag.notDecodable)
 			}
-			if !decodable && ag.rowVersions > 0 {
-				t.Errorf("storage %s: we decoded rows of %d versions, but our reader only decodes 2.0", tc.opts.StorageVersion, ag.rowVersions)
+			if !decodable && ag.rows > 0 {
+				t.Errorf("storage %s: we decoded %d rows, but our reader only decodes 2.0", tc.opts.StorageVersion, ag.rows)
 			}
 			// Our rows of the latest version also match the generator's model.
 			if decodable {
