@@ -46,7 +46,7 @@ type wPropCase struct {
 	build   func(rng *rand.Rand) arrow.Array // whole column
 }
 
-func TestWriterPropertyCollectorMatchesNaiveReference(t *testing.T) {
+func TestWriterPropertyR30_R34_R36_R45_R49_CollectorMatchesNaiveReference(t *testing.T) {
 	cases := 12000
 	if testing.Short() {
 		cases = 1500

@@ -261,7 +261,7 @@ func TestWriterT07_R21_R51_NextDataFileRestarts(t *testing.T) {
 }
 
 // R5, R9, R10, R12, R13, R14, R16, R17, R18, R23, R44: the container and schema.
-func TestWriterR14_R18_SeedSchemaAndContainer(t *testing.T) {
+func TestWriterR5_R9_R10_R12_R13_R14_R16_R17_R18_R23_T10_SeedSchemaAndContainer(t *testing.T) {
 	arr := wArr(t, i64T, int64(1), int64(2), nil, int64(4), int64(5), int64(6), int64(7), int64(8), int64(9))
 	s := wCollect(t, wField(i64T), CollectorOptions{RowsPerZone: 4}, arr)
 	schema, zones := wReadIPC(t, s.IPC, 4)
@@ -320,7 +320,7 @@ func TestWriterR14_R18_SeedSchemaAndContainer(t *testing.T) {
 }
 
 // R8, R15, Q4, T51, T52: value_type is the stored type exactly.
-func TestWriterR15_ValueTypeIsStoredType(t *testing.T) {
+func TestWriterR8_R15_T51_T52_ValueTypeIsStoredType(t *testing.T) {
 	cases := []struct {
 		name string
 		col  arrow.DataType
@@ -378,7 +378,7 @@ func TestWriterR15_ValueTypeIsStoredType(t *testing.T) {
 }
 
 // T42 and the §4.1 table: every type with bounds round-trips, incl. extremes.
-func TestWriterT42_EveryBoundTypeRoundTrips(t *testing.T) {
+func TestWriterT42_T43_T44_T46_R29_EveryBoundTypeRoundTrips(t *testing.T) {
 	tsParis := &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "Europe/Paris"}
 	d128 := &arrow.Decimal128Type{Precision: 38, Scale: 0}
 	d256 := &arrow.Decimal256Type{Precision: 76, Scale: 0}
@@ -466,7 +466,7 @@ func TestWriterT47_Boolean(t *testing.T) {
 }
 
 // T11, R32, R33: an all-null zone has null bounds and O = 0.
-func TestWriterT11_AllNullZone(t *testing.T) {
+func TestWriterT11_R32_R33_AllNullZone(t *testing.T) {
 	wCheck(t, wField(i32T), CollectorOptions{RowsPerZone: 4}, []ZoneStats{
 		wZ(4, 0, 0, 0, int32(1), int32(4)),
 		wZ(4, 4, 0, 0, nil, nil),
@@ -494,7 +494,7 @@ func TestWriterT12_R48_WholeFileNullBitmapRunOptimised(t *testing.T) {
 }
 
 // T13, R44: no nulls -> serialized empty bitmap, not "".
-func TestWriterT13_R44_NoNullsWritesEmptyBitmap(t *testing.T) {
+func TestWriterT13_R41_R44_NoNullsWritesEmptyBitmap(t *testing.T) {
 	s := wCollect(t, wField(i32T), CollectorOptions{}, wArr(t, i32T, int32(1), int32(2)))
 	if s.NullBitmapHex != "3a30000000000000" {
 		t.Fatalf("seed_null_bitmap = %q", s.NullBitmapHex)
@@ -698,7 +698,7 @@ func TestWriterT21_R27_ListOfFloatsHasNoNaNCounts(t *testing.T) {
 }
 
 // T22–T31, R25, R26, R31, R39: floats.
-func TestWriterFloatCatalogue(t *testing.T) {
+func TestWriterR25_R26_R31_R39_FloatCatalogueT22toT31(t *testing.T) {
 	negZero := wF64(wNegZero)
 	cases := []struct {
 		name string
@@ -850,7 +850,7 @@ func TestWriterR64_ObserveErrorsAreStickyAndOmitTheSeed(t *testing.T) {
 // R28, R64: more than 2^32 rows cannot be described (offsets and counts are
 // 32-bit): error, no seed. Exactly 2^32 rows is fine: rpz = 2^32-1 gives
 // zones of 2^32-1 and 1 rows with exact counts.
-func TestWriterR64_CountOverflowOmitsSeed(t *testing.T) {
+func TestWriterR28_R64_CountOverflowOmitsSeed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds a 2^32-row null bitmap")
 	}
@@ -883,7 +883,7 @@ func TestWriterR64_CountOverflowOmitsSeed(t *testing.T) {
 }
 
 // §6.2 inside the collector: T53, T56, T57, T58, R37, R38, T-R1, T-R2.
-func TestWriterCollectorTruncation(t *testing.T) {
+func TestWriterR36_R37_R38_CollectorTruncation(t *testing.T) {
 	long := strings.Repeat("abcdefghij", 1024)
 	t.Run("T53_DefaultL64", func(t *testing.T) {
 		wCheck(t, wField(strT), CollectorOptions{}, []ZoneStats{wZ(2, 0, 0, 0, "a", long[:63]+"e")},

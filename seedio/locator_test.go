@@ -58,7 +58,7 @@ func TestR2_FormatLocatorCanonical(t *testing.T) {
 }
 
 // R2–R4, T62, Q13: strict parsing; E01 for shape, E02 for range.
-func TestT62_ParseLocatorStrict(t *testing.T) {
+func TestT62_R2_R3_R4_ParseLocatorStrict(t *testing.T) {
 	cases := []struct {
 		in   string
 		want error
