@@ -375,6 +375,7 @@ func agreeOnDataset(ctx context.Context, t *testing.T, p *peerlance.Peer, dir st
 			t.Errorf("version %d: our read: %v", v, err)
 			continue
 		}
+		checkLanceTotals(t, v, m, s, lv.Metadata)
 		if r, w := expectedFlags(m); m.GetReaderFeatureFlags()&flagMask != r || m.GetWriterFeatureFlags()&flagMask != w {
 			t.Errorf("version %d: flags %d/%d, content implies %d/%d", v, m.GetReaderFeatureFlags(), m.GetWriterFeatureFlags(), r, w)
 		}
@@ -397,6 +398,38 @@ func agreeOnDataset(ctx context.Context, t *testing.T, p *peerlance.Peer, dir st
 		ag.rows += len(rows.Rows)
 	}
 	return ag
+}
+
+// checkLanceTotals compares the summary Lance's listVersions reports for a
+// version (total_rows, total_fragments, …; computed by Lance from the
+// manifest) with what our summary and the manifest say.
+func checkLanceTotals(t *testing.T, v uint64, m *pb.Manifest, s *inspect.Summary, meta map[string]string) {
+	t.Helper()
+	var size, delFiles uint64
+	for _, f := range m.GetFragments() {
+		for _, df := range f.GetFiles() {
+			size += df.GetFileSizeBytes()
+		}
+		if f.GetDeletionFile() != nil {
+			delFiles++
+		}
+	}
+	ours := map[string]string{
+		"total_fragments":      itoa(uint64(s.NumFragments)),
+		"total_data_files":     itoa(uint64(s.NumDataFiles)),
+		"total_deletion_files": itoa(delFiles),
+		"total_files_size":     itoa(size),
+		"total_data_file_rows": itoa(s.PhysicalRows),
+	}
+	if s.NumRows != nil && s.DeletedRows != nil {
+		ours["total_rows"] = itoa(*s.NumRows)
+		ours["total_deletion_file_rows"] = itoa(*s.DeletedRows)
+	}
+	for k, want := range ours {
+		if got, ok := meta[k]; !ok || got != want {
+			t.Errorf("version %d: Lance's %s = %q (listed %v), ours %s", v, k, got, ok, want)
+		}
+	}
 }
 
 // checkSummary compares our summary of one version with Lance's report.
