@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lancekeeper/lancekeeper/snapshot"
+	"github.com/lancekeeper/lancekeeper/tests/peerlance"
 )
 
 // The expect.json files of the shared corpus record what Lance 12 reports
@@ -94,24 +95,13 @@ type expectManifest struct {
 	} `json:"summary"`
 }
 
+// corpusRoot returns the shared Lance corpus (peerlance.CorpusDir) or
+// skips the test loudly when it is missing.
 func corpusRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	c, err := peerlance.CorpusDir()
 	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = filepath.Dir(dir)
-	}
-	c := filepath.Join(dir, "..", "shared", "lance-corpus")
-	if _, err := os.Stat(filepath.Join(c, "README.md")); err != nil {
-		t.Skipf("!!! SHARED LANCE CORPUS NOT FOUND at %s: corpus tests skipped (CI always has it) !!!", c)
+		t.Skipf("!!! SHARED LANCE CORPUS NOT FOUND: corpus tests skipped (CI always has it): %v !!!", err)
 	}
 	return c
 }

@@ -5,29 +5,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lancekeeper/lancekeeper/tests/peerlance"
 )
 
-// corpusDir returns the shared Lance corpus (../shared/lance-corpus relative
-// to the repository root) or skips the test loudly when it is missing.
+// corpusDir returns the shared Lance corpus (peerlance.CorpusDir:
+// $LANCEKEEPER_CORPUS, else ../shared/lance-corpus relative to the
+// repository root) or skips the test loudly when it is missing.
 func corpusDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	c, err := peerlance.CorpusDir()
 	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	c := filepath.Join(dir, "..", "shared", "lance-corpus")
-	if _, err := os.Stat(filepath.Join(c, "README.md")); err != nil {
-		t.Skipf("!!! SHARED LANCE CORPUS NOT FOUND at %s: corpus tests skipped (CI always has it) !!!", c)
+		t.Skipf("!!! SHARED LANCE CORPUS NOT FOUND: corpus tests skipped (CI always has it): %v !!!", err)
 	}
 	return c
 }

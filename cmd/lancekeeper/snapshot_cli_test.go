@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/lancekeeper/lancekeeper/flags"
 	"github.com/lancekeeper/lancekeeper/manifest"
+	"github.com/lancekeeper/lancekeeper/tests/peerlance"
 )
 
 // Tests of the tag, branch, clone and restore subcommands (issue 7 §5).
@@ -27,24 +27,8 @@ func runSnap(t *testing.T, args ...string) (int, string, string) {
 // tags first→1, release→3) into a temp dir.
 func exampleCopy(t *testing.T) string {
 	t.Helper()
-	wd, _ := os.Getwd()
-	src := filepath.Join(wd, "..", "..", "examples", "tags.lance")
 	dst := filepath.Join(t.TempDir(), "tags.lance")
-	err := filepath.WalkDir(src, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		r, _ := filepath.Rel(src, p)
-		if de.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, r), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, r), b, 0o644)
-	})
-	if err != nil {
+	if err := peerlance.CopyDir(filepath.Join(repoRoot(t), "examples", "tags.lance"), dst); err != nil {
 		t.Fatal(err)
 	}
 	return dst

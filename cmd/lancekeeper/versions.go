@@ -19,19 +19,6 @@ func (commands) Versions() command {
 	}
 }
 
-// versionJSON is one element of `versions --json` (docs/cli.md).
-type versionJSON struct {
-	Version      uint64   `json:"version"`
-	Timestamp    string   `json:"timestamp"`
-	NamingScheme string   `json:"naming_scheme"`
-	ManifestPath string   `json:"manifest_path"`
-	ManifestSize int64    `json:"manifest_size"`
-	ReaderFlags  uint64   `json:"reader_feature_flags"`
-	WriterFlags  uint64   `json:"writer_feature_flags"`
-	NumFragments int      `json:"num_fragments"`
-	Tags         []string `json:"tags"`
-}
-
 func runVersions(e *env, args []string) int {
 	c := commands{}.Versions()
 	fs := newFlagSet(e, c)
@@ -55,11 +42,7 @@ func runVersions(e *env, args []string) int {
 		return fail(e, c.name, errorCode(err), fmt.Errorf("%s: %w", pos[0], err))
 	}
 	if *asJSON {
-		out := make([]versionJSON, len(vs))
-		for i, v := range vs {
-			out[i] = versionJSON(v)
-		}
-		b, err := json.MarshalIndent(out, "", "  ")
+		b, err := json.MarshalIndent(vs, "", "  ")
 		if err != nil {
 			return fail(e, c.name, exitFailure, err)
 		}
