@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -124,4 +125,54 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	suiteReport.write(os.Stdout)
 	os.Exit(code)
+}
+
+// TestReportFormat checks the report lines: one per category in order,
+// skipped counts only where there are any, failed cases named, and the
+// closing totals line.
+func TestReportFormat(t *testing.T) {
+	cases := []struct {
+		name    string
+		results []caseResult
+		want    string
+		passed  int
+		failed  int
+	}{
+		{name: "empty", want: `
+compat: corpus cases=0 passed=0 failed=0
+compat: lance->us cases=0 passed=0 failed=0
+compat: us->lance cases=0 passed=0 failed=0
+compat: refusal cases=0 passed=0 failed=0
+compat: interleaving cases=0 passed=0 failed=0
+compat: snapshots cases=0 passed=0 failed=0
+0 passed, 0 failed
+`},
+		{name: "mixed", results: []caseResult{
+			{name: "TestB/x", category: catRefusal, failed: true},
+			{name: "TestA", category: catCorpus},
+			{name: "TestA/y", category: catCorpus, skipped: true},
+			{name: "TestC", category: catSnapshots},
+			{name: "TestA/a", category: catCorpus, failed: true},
+		}, passed: 2, failed: 2, want: `
+compat: corpus cases=3 passed=1 failed=1 skipped=1
+compat: lance->us cases=0 passed=0 failed=0
+compat: us->lance cases=0 passed=0 failed=0
+compat: refusal cases=1 passed=0 failed=1
+compat: interleaving cases=0 passed=0 failed=0
+compat: snapshots cases=1 passed=1 failed=0
+compat: FAILED TestA/a
+compat: FAILED TestB/x
+2 passed, 2 failed
+`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &caseRegistry{results: tc.results}
+			var b strings.Builder
+			passed, failed := r.write(&b)
+			if b.String() != tc.want || passed != tc.passed || failed != tc.failed {
+				t.Errorf("report:\n%s(%d, %d)\nwant:\n%s(%d, %d)", b.String(), passed, failed, tc.want, tc.passed, tc.failed)
+			}
+		})
+	}
 }
