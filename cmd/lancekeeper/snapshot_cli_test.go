@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -15,13 +13,6 @@ import (
 )
 
 // Tests of the tag, branch, clone and restore subcommands (issue 7 §5).
-
-func runSnap(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(&env{ctx: context.Background(), stdout: &out, stderr: &errb}, args)
-	return code, out.String(), errb.String()
-}
 
 // exampleCopy copies examples/tags.lance (Lance 12's tags dataset: v1..v4,
 // tags first→1, release→3) into a temp dir.
@@ -43,7 +34,7 @@ func mustJSON(t *testing.T, s string, v any) {
 
 func TestCLI_TagLifecycle(t *testing.T) {
 	ds := exampleCopy(t)
-	code, out, errs := runSnap(t, "tag", "create", ds, "v2", "--version", "2", "--meta", "k=v", "--json")
+	code, out, errs := runCLI(t, "tag", "create", ds, "v2", "--version", "2", "--meta", "k=v", "--json")
 	if code != exitOK {
 		t.Fatalf("create: exit %d: %s", code, errs)
 	}
@@ -52,20 +43,20 @@ func TestCLI_TagLifecycle(t *testing.T) {
 	if tg.Name != "v2" || tg.Version != 2 || tg.Branch != nil || tg.Metadata["k"] != "v" || tg.CreatedAt == nil || *tg.CreatedAt != *tg.UpdatedAt {
 		t.Errorf("create output %+v", tg)
 	}
-	if code, _, errs := runSnap(t, "tag", "create", ds, "v2"); code != exitBadInput || !strings.Contains(errs, "tag v2 already exists") {
+	if code, _, errs := runCLI(t, "tag", "create", ds, "v2"); code != exitBadInput || !strings.Contains(errs, "tag v2 already exists") {
 		t.Errorf("duplicate: exit %d: %s", code, errs)
 	}
-	code, out, _ = runSnap(t, "tag", "update", ds, "v2", "--tag", "release", "--json")
+	code, out, _ = runCLI(t, "tag", "update", ds, "v2", "--tag", "release", "--json")
 	var up tagJSON
 	mustJSON(t, out, &up)
 	if code != exitOK || up.Version != 3 || *up.CreatedAt != *tg.CreatedAt {
 		t.Errorf("update: exit %d %+v", code, up)
 	}
-	code, out, _ = runSnap(t, "tag", "list", ds)
+	code, out, _ = runCLI(t, "tag", "list", ds)
 	if code != exitOK || !strings.Contains(out, "v2       main    3") || !strings.Contains(out, "first") {
 		t.Errorf("list: exit %d\n%s", code, out)
 	}
-	if code, _, _ := runSnap(t, "tag", "delete", ds, "v2"); code != exitOK {
+	if code, _, _ := runCLI(t, "tag", "delete", ds, "v2"); code != exitOK {
 		t.Errorf("delete: exit %d", code)
 	}
 	for _, args := range [][]string{
@@ -77,12 +68,12 @@ func TestCLI_TagLifecycle(t *testing.T) {
 		{"tag", "list"},                                                // no dataset
 		{"tag"},
 	} {
-		if code, _, _ := runSnap(t, args...); code != exitBadInput {
+		if code, _, _ := runCLI(t, args...); code != exitBadInput {
 			t.Errorf("%v: exit %d, want %d", args, code, exitBadInput)
 		}
 	}
 	var list []tagJSON
-	_, out, _ = runSnap(t, "tag", "list", ds, "--json")
+	_, out, _ = runCLI(t, "tag", "list", ds, "--json")
 	mustJSON(t, out, &list)
 	if len(list) != 2 {
 		t.Errorf("list --json: %+v", list)
@@ -91,7 +82,7 @@ func TestCLI_TagLifecycle(t *testing.T) {
 
 func TestCLI_BranchCreateAndList(t *testing.T) {
 	ds := exampleCopy(t)
-	code, out, errs := runSnap(t, "branch", "create", ds, "feat/x", "--version", "2", "--json")
+	code, out, errs := runCLI(t, "branch", "create", ds, "feat/x", "--version", "2", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -103,11 +94,11 @@ func TestCLI_BranchCreateAndList(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ds, "_refs", "branches", "feat%2Fx.json")); err != nil {
 		t.Error(err)
 	}
-	if code, _, errs := runSnap(t, "branch", "create", ds, "child", "--from", "feat/x"); code != exitOK {
+	if code, _, errs := runCLI(t, "branch", "create", ds, "child", "--from", "feat/x"); code != exitOK {
 		t.Fatalf("child: exit %d: %s", code, errs)
 	}
 	var list []branchJSON
-	code, out, _ = runSnap(t, "branch", "list", ds, "--json")
+	code, out, _ = runCLI(t, "branch", "list", ds, "--json")
 	mustJSON(t, out, &list)
 	if code != exitOK || len(list) != 2 || list[0].Name != "child" || *list[0].ParentBranch != "feat/x" || len(list[0].VersionMapping) != 2 {
 		t.Errorf("list: %+v", list)
@@ -117,12 +108,12 @@ func TestCLI_BranchCreateAndList(t *testing.T) {
 		{"branch", "create", ds, "main"},
 		{"branch", "create", ds, "y", "--from", "nope"},
 	} {
-		if code, _, _ := runSnap(t, args...); code != exitBadInput {
+		if code, _, _ := runCLI(t, args...); code != exitBadInput {
 			t.Errorf("%v: exit %d", args, code)
 		}
 	}
 	// The branch is readable through inspect and versions.
-	if code, out, errs := runSnap(t, "versions", ds, "--branch", "feat/x"); code != exitOK || !strings.Contains(out, "2 ") {
+	if code, out, errs := runCLI(t, "versions", ds, "--branch", "feat/x"); code != exitOK || !strings.Contains(out, "2 ") {
 		t.Errorf("versions --branch: exit %d %s %s", code, out, errs)
 	}
 }
@@ -130,7 +121,7 @@ func TestCLI_BranchCreateAndList(t *testing.T) {
 func TestCLI_CloneShallowAndDeep(t *testing.T) {
 	ds := exampleCopy(t)
 	sh := filepath.Join(t.TempDir(), "shallow")
-	code, out, errs := runSnap(t, "clone", ds, sh, "--tag", "release", "--json")
+	code, out, errs := runCLI(t, "clone", ds, sh, "--tag", "release", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -140,7 +131,7 @@ func TestCLI_CloneShallowAndDeep(t *testing.T) {
 		t.Errorf("shallow: %+v", c)
 	}
 	dp := filepath.Join(t.TempDir(), "deep")
-	code, out, errs = runSnap(t, "clone", ds, dp, "--deep", "--progress", "--json")
+	code, out, errs = runCLI(t, "clone", ds, dp, "--deep", "--progress", "--json")
 	if code != exitOK {
 		t.Fatalf("deep: exit %d: %s", code, errs)
 	}
@@ -148,17 +139,17 @@ func TestCLI_CloneShallowAndDeep(t *testing.T) {
 	if c.Version != 4 || c.ReaderFlags&flags.BasePaths != 0 || len(c.BasePaths) != 0 || c.FilesCopied == 0 || !strings.Contains(errs, "100%") {
 		t.Errorf("deep: %+v, stderr %q", c, errs)
 	}
-	if code, _, errs := runSnap(t, "clone", ds, dp); code != exitBadInput {
+	if code, _, errs := runCLI(t, "clone", ds, dp); code != exitBadInput {
 		t.Errorf("clone onto an existing dataset: exit %d: %s", code, errs)
 	}
-	if code, _, _ := runSnap(t, "clone", ds); code != exitBadInput {
+	if code, _, _ := runCLI(t, "clone", ds); code != exitBadInput {
 		t.Errorf("missing DST: exit %d", code)
 	}
 }
 
 func TestCLI_RestoreAndRefusals(t *testing.T) {
 	ds := exampleCopy(t)
-	code, out, errs := runSnap(t, "restore", ds, "--tag", "first", "--json")
+	code, out, errs := runCLI(t, "restore", ds, "--tag", "first", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -172,7 +163,7 @@ func TestCLI_RestoreAndRefusals(t *testing.T) {
 		{"restore", ds, "--version", "1", "--tag", "first"},
 		{"restore", ds, "--version", "42"},
 	} {
-		if code, _, _ := runSnap(t, args...); code != exitBadInput {
+		if code, _, _ := runCLI(t, args...); code != exitBadInput {
 			t.Errorf("%v: exit %d", args, code)
 		}
 	}
@@ -196,14 +187,14 @@ func TestCLI_RestoreAndRefusals(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ds, "_versions", manifest.ManifestName(manifest.V2, 6)), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs = runSnap(t, "restore", ds, "--version", "2")
+	code, _, errs = runCLI(t, "restore", ds, "--version", "2")
 	if code != exitRefused || !strings.Contains(errs, "MANAGED_BLOBS") {
 		t.Errorf("restore onto an unwritable head: exit %d: %s", code, errs)
 	}
-	if code, _, errs := runSnap(t, "clone", ds, filepath.Join(t.TempDir(), "c")); code != exitRefused {
+	if code, _, errs := runCLI(t, "clone", ds, filepath.Join(t.TempDir(), "c")); code != exitRefused {
 		t.Errorf("clone of an unwritable head: exit %d: %s", code, errs)
 	}
-	if code, _, errs := runSnap(t, "tag", "create", ds, "still-ok"); code != exitOK {
+	if code, _, errs := runCLI(t, "tag", "create", ds, "still-ok"); code != exitOK {
 		t.Errorf("tagging needs no write check: exit %d: %s", code, errs)
 	}
 }
