@@ -63,7 +63,7 @@ func runDoctor(e *env, args []string, probe doctorFunc) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return exitBadInput
+		return parseFailed(err)
 	}
 	if len(pos) != 1 {
 		fs.Usage()

@@ -144,6 +144,13 @@ func TestDoctorCLI_BrokenStoreFails(t *testing.T) {
 	}
 }
 
+func TestDoctorCLI_HelpExitsZero(t *testing.T) {
+	code, out, errs := runCLI(t, "doctor", "-h")
+	if code != exitOK || out != "" || !strings.Contains(errs, "usage: lancekeeper doctor URL") || !strings.Contains(errs, "-contenders") {
+		t.Fatalf("doctor -h: exit %d stdout %q stderr %q", code, out, errs)
+	}
+}
+
 func TestDoctorCLI_BadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"doctor"},
