@@ -33,7 +33,10 @@ type intAcc[T integer] struct {
 	neutralMax T // smallest T: identity for max
 	mn, mx     T // running bounds of the open zone
 	mins, maxs []T
-	known      []bool // zone had ordinary values (bounds non-null)
+	// minOK/maxOK: bound known (the zone had ordinary values and the bound
+	// is a valid value of the type).
+	minOK, maxOK []bool
+	fits         func(T) bool // optional bound validity check (decimal precision, R38/E19)
 }
 
 func newIntAcc[T integer](values func(arrow.Array) []T) *intAcc[T] {
@@ -90,19 +93,24 @@ func (a *intAcc[T]) observeAt(values arrow.Array, idx []int, _ *zoneCounts) {
 func (a *intAcc[T]) closeZone(ordinary bool) {
 	a.mins = append(a.mins, a.mn)
 	a.maxs = append(a.maxs, a.mx)
-	a.known = append(a.known, ordinary)
+	a.minOK = append(a.minOK, ordinary && (a.fits == nil || a.fits(a.mn)))
+	a.maxOK = append(a.maxOK, ordinary && (a.fits == nil || a.fits(a.mx)))
 	a.mn, a.mx = a.neutralMin, a.neutralMax
 }
 
 func (a *intAcc[T]) zoneBounds(i int) (any, any) {
-	if !a.known[i] {
-		return nil, nil
+	var mn, mx any
+	if a.minOK[i] {
+		mn = a.mins[i]
 	}
-	return a.mins[i], a.maxs[i]
+	if a.maxOK[i] {
+		mx = a.maxs[i]
+	}
+	return mn, mx
 }
 
 func (a *intAcc[T]) reset() {
-	a.mins, a.maxs, a.known = a.mins[:0], a.maxs[:0], a.known[:0]
+	a.mins, a.maxs, a.minOK, a.maxOK = a.mins[:0], a.maxs[:0], a.minOK[:0], a.maxOK[:0]
 	a.mn, a.mx = a.neutralMin, a.neutralMax
 }
 
@@ -144,12 +152,13 @@ func minMaxInts[T integer](vals []T, mn, mx T) (T, T) {
 // cmpAcc accumulates bounds of a type compared with a less function
 // (Decimal128, Decimal256: signed two's complement, §4.1).
 type cmpAcc[T any] struct {
-	values     func(arrow.Array) []T
-	less       func(x, y T) bool
-	have       bool
-	mn, mx     T
-	mins, maxs []T
-	known      []bool
+	values       func(arrow.Array) []T
+	less         func(x, y T) bool
+	fits         func(T) bool // optional validity check of a bound (decimal precision, E19)
+	have         bool
+	mn, mx       T
+	mins, maxs   []T
+	minOK, maxOK []bool
 }
 
 func (a *cmpAcc[T]) take(v T) {
@@ -190,21 +199,27 @@ func (a *cmpAcc[T]) observeAt(values arrow.Array, idx []int, _ *zoneCounts) {
 }
 
 func (a *cmpAcc[T]) closeZone(ordinary bool) {
+	ok := ordinary && a.have
 	a.mins = append(a.mins, a.mn)
 	a.maxs = append(a.maxs, a.mx)
-	a.known = append(a.known, ordinary && a.have)
+	a.minOK = append(a.minOK, ok && (a.fits == nil || a.fits(a.mn)))
+	a.maxOK = append(a.maxOK, ok && (a.fits == nil || a.fits(a.mx)))
 	a.have = false
 }
 
 func (a *cmpAcc[T]) zoneBounds(i int) (any, any) {
-	if !a.known[i] {
-		return nil, nil
+	var mn, mx any
+	if a.minOK[i] {
+		mn = a.mins[i]
 	}
-	return a.mins[i], a.maxs[i]
+	if a.maxOK[i] {
+		mx = a.maxs[i]
+	}
+	return mn, mx
 }
 
 func (a *cmpAcc[T]) reset() {
-	a.mins, a.maxs, a.known = a.mins[:0], a.maxs[:0], a.known[:0]
+	a.mins, a.maxs, a.minOK, a.maxOK = a.mins[:0], a.maxs[:0], a.minOK[:0], a.maxOK[:0]
 	a.have = false
 }
 

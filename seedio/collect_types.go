@@ -77,18 +77,30 @@ func newValueAccumulator(dt arrow.DataType, maxBound int) (valueAccumulator, err
 	case arrow.DURATION:
 		return newIntAcc(func(a arrow.Array) []arrow.Duration { return a.(*array.Duration).DurationValues() }), nil
 	case arrow.DECIMAL32:
-		return newIntAcc(func(a arrow.Array) []decimal.Decimal32 { return a.(*array.Decimal32).Values() }), nil
+		// Bounds must fit the precision (R38, E19); values of an invalid
+		// column that do not give an unknown bound instead.
+		prec := dt.(*arrow.Decimal32Type).Precision
+		acc := newIntAcc(func(a arrow.Array) []decimal.Decimal32 { return a.(*array.Decimal32).Values() })
+		acc.fits = func(v decimal.Decimal32) bool { return v.FitsInPrecision(prec) }
+		return acc, nil
 	case arrow.DECIMAL64:
-		return newIntAcc(func(a arrow.Array) []decimal.Decimal64 { return a.(*array.Decimal64).Values() }), nil
+		prec := dt.(*arrow.Decimal64Type).Precision
+		acc := newIntAcc(func(a arrow.Array) []decimal.Decimal64 { return a.(*array.Decimal64).Values() })
+		acc.fits = func(v decimal.Decimal64) bool { return v.FitsInPrecision(prec) }
+		return acc, nil
 	case arrow.DECIMAL128:
+		prec := dt.(*arrow.Decimal128Type).Precision
 		return &cmpAcc[decimal128.Num]{
 			values: func(a arrow.Array) []decimal128.Num { return a.(*array.Decimal128).Values() },
 			less:   func(x, y decimal128.Num) bool { return x.Less(y) },
+			fits:   func(v decimal128.Num) bool { return v.FitsInPrecision(prec) },
 		}, nil
 	case arrow.DECIMAL256:
+		prec := dt.(*arrow.Decimal256Type).Precision
 		return &cmpAcc[decimal256.Num]{
 			values: func(a arrow.Array) []decimal256.Num { return a.(*array.Decimal256).Values() },
 			less:   func(x, y decimal256.Num) bool { return x.Less(y) },
+			fits:   func(v decimal256.Num) bool { return v.FitsInPrecision(prec) },
 		}, nil
 	case arrow.FLOAT16:
 		return newFloatAcc(func(a arrow.Array) []uint16 { return rawFixed[uint16](a) }, 15,

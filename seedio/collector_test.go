@@ -969,3 +969,14 @@ func TestWriterEncodeZonesRejectsUnencodableBounds(t *testing.T) {
 		}
 	}
 }
+
+// R38, E19: a decimal column holding values beyond its precision (invalid
+// data) gives unknown bounds on that side, never an invalid bound.
+func TestWriterR38_DecimalBoundsOutsidePrecisionAreNull(t *testing.T) {
+	d32 := &arrow.Decimal32Type{Precision: 3, Scale: 0}
+	wCheck(t, wField(d32), CollectorOptions{}, []ZoneStats{wZ(2, 0, 0, 0, decimal.Decimal32(-5), nil)},
+		wArr(t, d32, decimal.Decimal32(12345), decimal.Decimal32(-5)))
+	d128 := &arrow.Decimal128Type{Precision: 2, Scale: 0}
+	wCheck(t, wField(d128), CollectorOptions{}, []ZoneStats{wZ(2, 0, 0, 0, nil, decimal128.FromI64(99))},
+		wArr(t, d128, decimal128.FromI64(99), decimal128.FromI64(-100)))
+}

@@ -179,9 +179,13 @@ func TestWriterT68_GoldenV1Seeds(t *testing.T) {
 			if !bytes.Equal(s.IPC, wantSeed) {
 				t.Errorf("seed bytes differ from %s (%d vs %d bytes)", seedPath, len(s.IPC), len(wantSeed))
 			}
-			// The golden bytes themselves read back to the same meaning.
+			// The golden bytes themselves read back to the same meaning, and
+			// pass the reader's full validation (spec §5.1).
 			_, gz := wReadIPC(t, wantSeed, rpz)
 			wSameZones(t, "golden file", gz, zones)
+			if _, err := Decode(wantSeed, DecodeOptions{RowsPerZone: rpz, NumRows: s.NumRows, ColumnType: c.dt, TableFlagged: true}); err != nil {
+				t.Errorf("reader-side Decode rejects the golden seed: %v", err)
+			}
 		})
 	}
 }
