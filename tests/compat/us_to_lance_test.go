@@ -392,14 +392,15 @@ func TestUsToLance_WrittenByUs(t *testing.T) {
 				t.Errorf("stable row ids %v, reader flags %d", tc.stable, w1.Manifest.GetReaderFeatureFlags())
 			}
 			requireLanceRows(ctx, t, p, dir, "our create", model, cols)
-			// v2: append.
-			rec2 := trickyBatch(rng, 10000, 700, true)
+			// v2: append 6 000 rows in one data file.
+			rec2 := trickyBatch(rng, 10000, 6000, true)
 			defer rec2.Release()
 			w2 := writeOurs(ctx, t, st, rec2, commit.WriteOptions{Mode: commit.ModeAppend, PageSize: 1024}, model)
 			history[w2.Version] = model.clone()
 			requireLanceRows(ctx, t, p, dir, "our append", model, cols)
-			// v3: delete every third row, and every row of the second
-			// fragment (which then leaves the manifest).
+			// v3: delete every third row, every row of the second
+			// fragment (which then leaves the manifest), and 5 500 rows of
+			// the appended one (more than 5 000: a .bin deletion file).
 			frag1 := w1.FragmentIDs[1]
 			var inFrag1 = map[int64]bool{}
 			for a, r := range model {
@@ -407,8 +408,17 @@ func TestUsToLance_WrittenByUs(t *testing.T) {
 					inFrag1[canonicalInt(r[0])] = true
 				}
 			}
-			d3 := deleteOurs(ctx, t, st, model, func(id int64) bool { return id%3 == 0 || inFrag1[id] }, "id % 3 = 0 OR second fragment")
+			d3 := deleteOurs(ctx, t, st, model, func(id int64) bool { return id%3 == 0 || inFrag1[id] || id >= 10000 && id < 15500 }, "id % 3 = 0 OR second fragment OR id in [10000, 15500)")
 			history[d3.Version] = model.clone()
+			kinds := map[string]int{}
+			for _, f := range d3.Manifest.GetFragments() {
+				if del := f.GetDeletionFile(); del != nil {
+					kinds[del.GetFileType().String()]++
+				}
+			}
+			if kinds["ARROW_ARRAY"] == 0 || kinds["BITMAP"] == 0 || len(d3.Manifest.GetFragments()) != 3 {
+				t.Errorf("our delete left %d fragments with deletion files %v; want 3 fragments, .arrow and .bin files", len(d3.Manifest.GetFragments()), kinds)
+			}
 			requireLanceRows(ctx, t, p, dir, "our delete", model, cols)
 			// A tag on v2, read by Lance.
 			ds, err := snapshot.OpenDataset(ctx, dir)
