@@ -4,12 +4,10 @@ package seedio
 // per-type accumulators.
 
 import (
-	"bytes"
 	"encoding/binary"
-	"fmt"
+	"encoding/hex"
 	"math/bits"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
@@ -19,8 +17,8 @@ import (
 // (8 KiB, constant memory), so that a validity word costs two ORs however
 // many nulls it holds. A finished chunk becomes one container of the portable
 // Roaring layout (array, bitmap, or a single run for a chunk that is null
-// throughout); bitmap() assembles the containers into one serialized bitmap
-// and deserializes it once. Memory is proportional to the size of the
+// throughout); serialize() assembles the containers, run-optimised, into one
+// serialized bitmap. Memory is proportional to the size of the
 // bitmap, which is what the seed stores anyway.
 type nullRecorder struct {
 	words [chunkWords]uint64 // null bits of chunk key
@@ -139,52 +137,182 @@ func (n *nullRecorder) flush() {
 	n.dirty, n.card = false, 0
 }
 
-// bitmap flushes everything pending and returns the null bitmap. It
-// assembles the portable serialization (cookie 12347) of the containers and
-// decodes it with the strict decoder.
-func (n *nullRecorder) bitmap() (*roaring.Bitmap, error) {
+// serialize flushes everything pending and returns the null bitmap in the
+// portable Roaring layout, run-optimised exactly like roaring's RunOptimize
+// followed by ToBytes (R42, R48): a container becomes a run container when
+// 2 + 4·runs < min(8192, 2·cardinality), else an array container when its
+// cardinality is at most 4096, else a bitmap container; the run cookie
+// (12347, with an offset header from 4 containers on) is used when any
+// container is a run container, the plain cookie (12346) otherwise.
+func (n *nullRecorder) serialize() []byte {
 	n.flush()
 	size := len(n.keys)
 	if size == 0 {
-		return roaring.New(), nil
+		out, _ := hex.DecodeString(EmptyNullBitmapHex)
+		return out
 	}
-	header := 4 + (size+7)/8 + 4*size
-	if size >= roaringNoOffsetMax {
-		header += 4 * size
+	// Choose representations and build the container payloads.
+	type rep struct {
+		run     bool
+		payload []byte
 	}
-	raw := make([]byte, 0, header+len(n.body))
-	raw = binary.LittleEndian.AppendUint32(raw, roaringCookieRun|uint32(size-1)<<16)
-	flags := make([]byte, (size+7)/8)
-	for i, r := range n.runs {
-		if r {
-			flags[i/8] |= 1 << (i % 8)
+	reps := make([]rep, size)
+	anyRun := false
+	at := 0
+	for i, card := range n.cards {
+		switch {
+		case n.runs[i]: // a whole chunk: one run, always the smallest
+			reps[i] = rep{true, n.body[at : at+6]}
+			at += 6
+		case card > roaringArrayMax:
+			words := n.body[at : at+roaringBitmapBytes]
+			at += roaringBitmapBytes
+			if runs := bitmapRunCount(words); 2+4*runs < min(roaringBitmapBytes, 2*int(card)) {
+				reps[i] = rep{true, bitmapToRuns(words, runs)}
+			} else {
+				reps[i] = rep{false, words}
+			}
+		default:
+			vals := n.body[at : at+2*int(card)]
+			at += 2 * int(card)
+			if runs := arrayRunCount(vals); 2+4*runs < min(roaringBitmapBytes, 2*int(card)) {
+				reps[i] = rep{true, arrayToRuns(vals, runs)}
+			} else {
+				reps[i] = rep{false, vals}
+			}
+		}
+		anyRun = anyRun || reps[i].run
+	}
+	header := 8 + 4*size + 4*size // plain cookie: count, descriptive, offsets
+	if anyRun {
+		header = 4 + (size+7)/8 + 4*size
+		if size >= roaringNoOffsetMax {
+			header += 4 * size
 		}
 	}
-	raw = append(raw, flags...)
+	total := header
+	for _, r := range reps {
+		total += len(r.payload)
+	}
+	raw := make([]byte, 0, total)
+	if anyRun {
+		raw = binary.LittleEndian.AppendUint32(raw, roaringCookieRun|uint32(size-1)<<16)
+		flags := make([]byte, (size+7)/8)
+		for i, r := range reps {
+			if r.run {
+				flags[i/8] |= 1 << (i % 8)
+			}
+		}
+		raw = append(raw, flags...)
+	} else {
+		raw = binary.LittleEndian.AppendUint32(raw, roaringCookieNoRun)
+		raw = binary.LittleEndian.AppendUint32(raw, uint32(size))
+	}
 	for i, k := range n.keys {
 		raw = binary.LittleEndian.AppendUint16(raw, k)
 		raw = binary.LittleEndian.AppendUint16(raw, uint16(n.cards[i]-1))
 	}
-	if size >= roaringNoOffsetMax {
+	if !anyRun || size >= roaringNoOffsetMax {
 		off := uint32(header)
-		for i, c := range n.cards {
+		for _, r := range reps {
 			raw = binary.LittleEndian.AppendUint32(raw, off)
-			switch {
-			case n.runs[i]:
-				off += 2 + 4 // our run containers hold exactly one run
-			case c > roaringArrayMax:
-				off += roaringBitmapBytes
-			default:
-				off += 2 * c
+			off += uint32(len(r.payload))
+		}
+	}
+	for _, r := range reps {
+		raw = append(raw, r.payload...)
+	}
+	return raw
+}
+
+// arrayRunCount counts the runs of consecutive values in an array container
+// payload (sorted little-endian uint16 values).
+func arrayRunCount(vals []byte) int {
+	runs := 0
+	prev := -2
+	for j := 0; j+2 <= len(vals); j += 2 {
+		v := int(binary.LittleEndian.Uint16(vals[j:]))
+		if v != prev+1 {
+			runs++
+		}
+		prev = v
+	}
+	return runs
+}
+
+// arrayToRuns converts an array container payload to a run container payload.
+func arrayToRuns(vals []byte, runs int) []byte {
+	out := make([]byte, 0, 2+4*runs)
+	out = binary.LittleEndian.AppendUint16(out, uint16(runs))
+	start, prev := -1, -2
+	for j := 0; j+2 <= len(vals); j += 2 {
+		v := int(binary.LittleEndian.Uint16(vals[j:]))
+		if v != prev+1 {
+			if start >= 0 {
+				out = binary.LittleEndian.AppendUint16(out, uint16(start))
+				out = binary.LittleEndian.AppendUint16(out, uint16(prev-start))
+			}
+			start = v
+		}
+		prev = v
+	}
+	if start >= 0 {
+		out = binary.LittleEndian.AppendUint16(out, uint16(start))
+		out = binary.LittleEndian.AppendUint16(out, uint16(prev-start))
+	}
+	return out
+}
+
+// bitmapRunCount counts the runs of set bits of a bitmap container payload.
+func bitmapRunCount(words []byte) int {
+	runs := 0
+	var carry uint64 // top bit of the previous word
+	for j := 0; j+8 <= len(words); j += 8 {
+		w := binary.LittleEndian.Uint64(words[j:])
+		runs += bits.OnesCount64(w &^ (w<<1 | carry))
+		carry = w >> 63
+	}
+	return runs
+}
+
+// bitmapToRuns converts a bitmap container payload to a run container payload.
+func bitmapToRuns(words []byte, runs int) []byte {
+	out := make([]byte, 0, 2+4*runs)
+	out = binary.LittleEndian.AppendUint16(out, uint16(runs))
+	inRun, start := false, 0
+	emit := func(end int) { // run [start, end)
+		out = binary.LittleEndian.AppendUint16(out, uint16(start))
+		out = binary.LittleEndian.AppendUint16(out, uint16(end-1-start))
+	}
+	for j := 0; j+8 <= len(words); j += 8 {
+		w := binary.LittleEndian.Uint64(words[j:])
+		base := j * 8
+		for bit := 0; bit < 64; {
+			if inRun {
+				z := ^w >> uint(bit)
+				if z == 0 {
+					break
+				}
+				tz := bits.TrailingZeros64(z)
+				emit(base + bit + tz)
+				inRun = false
+				bit += tz
+			} else {
+				o := w >> uint(bit)
+				if o == 0 {
+					break
+				}
+				tz := bits.TrailingZeros64(o)
+				start = base + bit + tz
+				inRun = true
+				bit += tz
 			}
 		}
 	}
-	raw = append(raw, n.body...)
-	bm := roaring.New()
-	if m, err := bm.ReadFrom(bytes.NewReader(raw)); err != nil || m != int64(len(raw)) {
-		return nil, fmt.Errorf("%w: assembling the null bitmap: read %d of %d bytes: %v", ErrEncode, m, len(raw), err)
+	if inRun {
+		emit(chunkRows)
 	}
-	return bm, nil
+	return out
 }
 
 func (n *nullRecorder) reset() {

@@ -3,6 +3,8 @@ package seedio
 // Collector: per-column computation of version-1 zone statistics (R19–R51).
 
 import (
+	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -306,13 +308,11 @@ func (c *Collector) Finish() (*EncodedSeed, error) {
 		}
 		start += c.zoneLens[i]
 	}
-	bm, err := c.nulls.bitmap()
-	if err != nil {
-		return nil, fmt.Errorf("column %q: null bitmap: %w", c.field.Name, err)
-	}
-	hexStr, err := encodeOwnedBitmap(bm)
-	if err != nil {
-		return nil, fmt.Errorf("column %q: %w", c.field.Name, err)
+	raw := c.nulls.serialize()
+	hexStr := hex.EncodeToString(raw)
+	bm := roaring.New()
+	if m, err := bm.ReadFrom(bytes.NewReader(raw)); err != nil || m != int64(len(raw)) {
+		return nil, fmt.Errorf("%w: column %q: null bitmap: read %d of %d bytes: %v", ErrEncode, c.field.Name, m, len(raw), err)
 	}
 	ipcBytes, err := EncodeZones(c.valueType, zones, hexStr)
 	if err != nil {

@@ -157,6 +157,10 @@ func wPropRunOne(t *testing.T, rng *rand.Rand, name string, pc wPropCase, rpz ui
 		t.Errorf("%s: seed_null_bitmap hex: %v", name, err)
 		return false
 	}
+	if ref, _ := EncodeNullBitmapHex(wantNulls); ref != seed.NullBitmapHex {
+		t.Errorf("%s: R48: seed_null_bitmap differs from roaring's run-optimised serialization", name)
+		return false
+	}
 	_, ipcZones := wReadIPC(t, seed.IPC, rpz)
 	if SupportsBounds(SeedValueType(pc.dt)) {
 		if !wPropSameZones(t, name+" IPC", ipcZones, want) {

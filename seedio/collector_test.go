@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -72,6 +73,10 @@ func wCheckBitmap(t *testing.T, s *EncodedSeed) {
 	}
 	if !bm.Equals(s.NullRows) {
 		t.Fatal("NullRows differs from NullBitmapHex")
+	}
+	// R42, R48: byte-identical to roaring's own run-optimised serialization.
+	if ref, err := EncodeNullBitmapHex(s.NullRows); err != nil || ref != s.NullBitmapHex {
+		t.Fatalf("R48: seed_null_bitmap %.40s… differs from roaring RunOptimize+ToBytes %.40s…", s.NullBitmapHex, ref)
 	}
 	if !bm.IsEmpty() && uint64(bm.Maximum()) >= s.NumRows {
 		t.Fatalf("R45: offset %d >= N = %d", bm.Maximum(), s.NumRows)
@@ -979,4 +984,36 @@ func TestWriterR38_DecimalBoundsOutsidePrecisionAreNull(t *testing.T) {
 	d128 := &arrow.Decimal128Type{Precision: 2, Scale: 0}
 	wCheck(t, wField(d128), CollectorOptions{}, []ZoneStats{wZ(2, 0, 0, 0, nil, decimal128.FromI64(99))},
 		wArr(t, d128, decimal128.FromI64(99), decimal128.FromI64(-100)))
+}
+
+// R42, R48: dense chunks (bitmap containers), chunks that become run
+// containers, and mixed layouts serialize exactly like roaring (checked in
+// wCheckBitmap), with the plain cookie when no container is a run.
+func TestWriterR48_NullBitmapContainerKinds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(48, 48))
+	layouts := map[string]func(i int) bool{
+		"dense_random_bitmap_containers": func(i int) bool { return rng.IntN(10) < 3 },
+		"long_runs_with_gaps":            func(i int) bool { return i%10000 < 9000 && i%777 != 0 },
+		"alternating_runs":               func(i int) bool { return (i/3)%2 == 0 },
+		"sparse_array_only":              func(i int) bool { return i%1013 == 5 },
+	}
+	for name, isNull := range layouts {
+		t.Run(name, func(t *testing.T) {
+			n := 200000
+			b := array.NewInt64Builder(wMem)
+			for i := 0; i < n; i++ {
+				if isNull(i) {
+					b.AppendNull()
+				} else {
+					b.Append(int64(i))
+				}
+			}
+			arr := b.NewArray()
+			s := wCollect(t, wField(i64T), CollectorOptions{}, array.NewSlice(arr, 0, 100003), array.NewSlice(arr, 100003, int64(n)))
+			wCheckBitmap(t, s)
+			if name == "sparse_array_only" && !strings.HasPrefix(s.NullBitmapHex, "3a30") {
+				t.Fatalf("array-only bitmap should use cookie 12346: %s", s.NullBitmapHex[:8])
+			}
+		})
+	}
 }
