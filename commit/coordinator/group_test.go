@@ -67,7 +67,9 @@ type holder struct {
 	entered chan struct{}
 }
 
-func newHolder(key string, n int) *holder { return &holder{key: key, n: n, entered: make(chan struct{})} }
+func newHolder(key string, n int) *holder {
+	return &holder{key: key, n: n, entered: make(chan struct{})}
+}
 
 func (h *holder) hook(ctx context.Context, _ int) {
 	if h.calls.Add(1) != 1 {
