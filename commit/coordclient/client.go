@@ -406,3 +406,38 @@ func (c *Client) Health(ctx context.Context) (string, error) {
 	}
 	return out.Status, err
 }
+
+// BaseURL returns the coordinator URL the client talks to.
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// DatasetName finds the root a dataset URL (a local path or a store URL, as
+// the client opens it) lies under and returns the root's name and the
+// dataset's name relative to it. Both sides are compared in
+// snapshot.RootPath form (absolute local paths; scheme://host/path without
+// query), so that "the client's dataset URL" and "the coordinator's root
+// plus the dataset name" are checked to be the same place.
+func DatasetName(roots []coordapi.RootInfo, datasetURL string) (root, name string, err error) {
+	p, err := snapshot.RootPath(datasetURL)
+	if err != nil {
+		return "", "", err
+	}
+	for _, r := range roots {
+		rp, err := snapshot.RootPath(r.URL)
+		if err != nil {
+			continue
+		}
+		rp = strings.TrimRight(rp, "/")
+		if rest, ok := strings.CutPrefix(p, rp+"/"); ok {
+			rest = strings.Trim(rest, "/")
+			if err := coordapi.ValidateDatasetName(rest); err != nil {
+				return "", "", fmt.Errorf("dataset %s lies under root %q (%s), but %w", datasetURL, r.Name, r.URL, err)
+			}
+			return r.Name, rest, nil
+		}
+	}
+	var have []string
+	for _, r := range roots {
+		have = append(have, r.Name+"="+r.URL)
+	}
+	return "", "", fmt.Errorf("dataset %s (%s) is not under any root of the coordinator (%s); write to a location under one of them, or name the dataset explicitly", datasetURL, p, strings.Join(have, ", "))
+}
