@@ -33,7 +33,7 @@ import (
 func (commands) Write() command {
 	return command{
 		name:    "write",
-		usage:   "DATASET --from FILE [--mode create|append|overwrite] [--seeds all|COL,…] [--rows-per-zone N] [--enable-zone-write-seeds] [--format auto|arrow|parquet|csv] [--max-rows-per-file N] [--progress] [--json]",
+		usage:   "DATASET --from FILE [--mode create|append|overwrite] [--seeds all|COL,…] [--rows-per-zone N] [--enable-zone-write-seeds] [--format auto|arrow|parquet|csv] [--max-rows-per-file N] [--progress] [--json] [--coordinator URL [--token T] [--dataset-name NAME]]",
 		summary: "Write Arrow IPC, Parquet or CSV rows as Lance v2.0 data files (optionally with v1 zone write seeds) and commit them.",
 		run:     runWrite,
 	}
@@ -74,6 +74,10 @@ func runWrite(e *env, args []string) int {
 	maxRows := fs.Int("max-rows-per-file", 0, "rows per data file / fragment (default 1048576)")
 	progress := fs.Bool("progress", false, "show a progress bar on stderr even when it is not a terminal")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	var cw coordinatorWrite
+	fs.StringVar(&cw.url, "coordinator", "", "commit through the coordinator at URL; data files are still written directly to DATASET (docs/coordinator.md)")
+	fs.StringVar(&cw.token, "token", "", "bearer token for --coordinator (default $"+tokenEnv+")")
+	fs.StringVar(&cw.dataset, "dataset-name", "", "the dataset's name at the coordinator (default: DATASET relative to the coordinator root it lies under)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return parseFailed(err)
@@ -123,7 +127,12 @@ func runWrite(e *env, args []string) int {
 		bar = newProgressBar(e.stderr, in)
 		opts.Progress = bar.update
 	}
-	res, err := commit.WriteArrow(e.ctx, st, in.rdr, opts)
+	var res *commit.WriteResult
+	if cw.url != "" {
+		res, err = writeViaCoordinator(e.ctx, st, pos[0], in.rdr, opts, cw)
+	} else {
+		res, err = commit.WriteArrow(e.ctx, st, in.rdr, opts)
+	}
 	if bar != nil {
 		bar.done(err == nil)
 	}
@@ -190,7 +199,7 @@ func writeErrorCode(err error) int {
 	case errors.Is(err, commit.ErrSchemaMismatch), errors.Is(err, commit.ErrSeedsNotEnabled),
 		errors.Is(err, commit.ErrDatasetExists), errors.Is(err, commit.ErrDatasetNotFound),
 		errors.Is(err, commit.ErrInvalidTransaction), errors.Is(err, datafile.ErrInvalidSchema),
-		errors.Is(err, datafile.ErrInvalidData), errors.Is(err, errInput):
+		errors.Is(err, datafile.ErrInvalidData), errors.Is(err, errInput), errors.Is(err, errCoordinatorUsage):
 		return exitBadInput
 	}
 	return exitFailure
