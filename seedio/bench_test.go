@@ -15,11 +15,11 @@ package seedio
 
 import (
 	"io"
-	"time"
 	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
