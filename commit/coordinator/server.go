@@ -287,7 +287,17 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET "+coordapi.PathMetrics, s.authenticated(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelError), Registry: s.reg})))
 	mux.HandleFunc("GET "+coordapi.PathHealth, s.handleHealth)
+	// paths knows every path without its method, to tell 405 from 404.
+	paths := http.NewServeMux()
+	for _, p := range []string{coordapi.PathCommit, coordapi.PathRoots, coordapi.PathDataset, coordapi.PathVersions, coordapi.PathTags,
+		coordapi.PathTag, coordapi.PathEnableSeeds, coordapi.PathMetrics, coordapi.PathHealth} {
+		paths.Handle(p, http.NotFoundHandler())
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := paths.Handler(r); pattern != "" {
+			s.writeError(w, r, &httpError{status: http.StatusMethodNotAllowed, code: coordapi.CodeMethodNotAllowed, msg: fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.EscapedPath())})
+			return
+		}
 		s.writeError(w, r, &httpError{status: http.StatusNotFound, code: coordapi.CodeNotFound, msg: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.EscapedPath())})
 	})
 	return s.observed(mux)
