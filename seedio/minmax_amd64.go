@@ -8,8 +8,10 @@ import "golang.org/x/sys/cpu"
 // once at package initialisation from the CPU (and OS) features and never
 // change.
 var (
-	useAVX2   = cpu.X86.HasAVX2
-	useAVX512 = cpu.X86.HasAVX512F
+	useAVX2 = cpu.X86.HasAVX2
+	// The AVX-512 kernels use foundation instructions plus the byte-wide
+	// mask instructions of AVX512DQ (KMOVB, KORTESTB, KANDNB).
+	useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ
 )
 
 // minmax64AVX2 folds p[0:n], each XORed with flip, into signed min and
