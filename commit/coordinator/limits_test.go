@@ -452,3 +452,37 @@ func mustJSON(t testing.TB, v any) []byte {
 	}
 	return b
 }
+
+// TestTimeouts_SlowClientIsDisconnected: a client that never finishes its
+// request headers is cut off after ReadHeaderTimeout.
+func TestTimeouts_SlowClientIsDisconnected(t *testing.T) {
+	s, err := New(context.Background(), Config{Roots: []Root{{URL: t.TempDir()}}, Logger: quietLogger(), ReadHeaderTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	// The server closes the connection; without the timeout this read
+	// would block until the deadline below.
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, err = io.ReadAll(conn)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatal("the server kept a half-sent request open")
+	}
+}
