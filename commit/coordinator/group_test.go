@@ -270,13 +270,15 @@ func TestGroupCommit_NotBatchedWithoutPermission(t *testing.T) {
 // TestGroupCommit_FallbackGivesEachItsOwnOutcome: a batch whose merged
 // commit fails (one request references a field the schema lacks, another
 // states a requirement that no longer holds) is redone request by request:
-// the good ones commit, the bad ones get their own errors.
+// the good ones commit, the bad ones get their own errors. A resent data
+// file (data_files_absent) is refused without blocking the others.
 func TestGroupCommit_FallbackGivesEachItsOwnOutcome(t *testing.T) {
-	const n = 6
+	const n = 7
 	h := newHolder(queueKey(DefaultRootName, "d"), n-1)
 	ts := newTestServer(t, Config{BatchWindow: -1, beforeCommit: h.hook})
 	h.srv = ts.Server
 	st := ts.createDataset(t, "d")
+	existing := latest(t, st).Manifest.GetFragments()[0]
 	var reqs []coordapi.CommitRequest
 	var paths []string
 	for i := 0; i < n; i++ {
@@ -284,9 +286,16 @@ func TestGroupCommit_FallbackGivesEachItsOwnOutcome(t *testing.T) {
 		if i == 2 {
 			f.Files[0].Fields = []int32{42}
 		}
+		if i == 6 {
+			// A resend of a data file the dataset already references.
+			f = &pb.DataFragment{PhysicalRows: existing.GetPhysicalRows(), Files: existing.GetFiles()}
+		}
 		r := appendReq(t, "d", 1, true, f)
 		if i == 4 {
 			r.Requirements = []coordapi.Requirement{{Type: coordapi.RequireLatestVersion, Version: 1}}
+		}
+		if i == 5 || i == 6 {
+			r.Requirements = []coordapi.Requirement{{Type: coordapi.RequireDataFilesAbsent}}
 		}
 		reqs = append(reqs, r)
 		paths = append(paths, f.Files[0].Path)
@@ -298,11 +307,11 @@ func TestGroupCommit_FallbackGivesEachItsOwnOutcome(t *testing.T) {
 			if a.status != http.StatusBadRequest || a.err.Code != coordapi.CodeInvalidTransaction {
 				t.Fatalf("bad field: %d %+v", a.status, a.err)
 			}
-		case 4:
-			// Request 0 (held first) committed version 2, so "latest is
-			// still 1" no longer holds.
+		case 4, 6:
+			// 4: request 0 (held first) committed version 2, so "latest is
+			// still 1" no longer holds; 6: its data file is referenced.
 			if a.status != http.StatusConflict || a.err.Code != coordapi.CodeRequirementFailed {
-				t.Fatalf("requirement: %d %+v", a.status, a.err)
+				t.Fatalf("request %d: %d %+v", i, a.status, a.err)
 			}
 		default:
 			if a.err != nil || a.res.BatchSize != 1 {
@@ -313,8 +322,8 @@ func TestGroupCommit_FallbackGivesEachItsOwnOutcome(t *testing.T) {
 	if got := metricValue(t, ts.Server, "lancekeeper_coordinator_batch_fallbacks_total", nil); got != 1 {
 		t.Fatalf("fallbacks %v", got)
 	}
-	if v := latest(t, st).Manifest.GetVersion(); v != 1+uint64(n-2) {
-		t.Fatalf("latest %d, want %d", v, 1+n-2)
+	if v := latest(t, st).Manifest.GetVersion(); v != 1+uint64(n-3) {
+		t.Fatalf("latest %d, want %d", v, 1+n-3)
 	}
 	checkAcks(t, ts, "d", answers)
 }

@@ -233,9 +233,19 @@ func (s *Server) runBatch(q *dsQueue, batch []*job) {
 	txns := make([]*commit.Transaction, len(live))
 	opts := live[0].p.opts
 	opts.Requirements = nil
+	var absent dataFilesAbsent // one check for every request's data_files_absent
 	for i, j := range live {
 		txns[i] = j.p.txn
-		opts.Requirements = append(opts.Requirements, j.p.opts.Requirements...)
+		for _, r := range j.p.opts.Requirements {
+			if a, ok := r.(dataFilesAbsent); ok {
+				absent = append(absent, a...)
+			} else {
+				opts.Requirements = append(opts.Requirements, r)
+			}
+		}
+	}
+	if len(absent) > 0 {
+		opts.Requirements = append(opts.Requirements, absent)
 	}
 	merged, err := commit.MergeAppends(txns...)
 	if err == nil {
