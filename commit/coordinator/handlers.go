@@ -29,8 +29,13 @@ func (e *httpError) Error() string { return e.msg }
 func queueKey(root, dataset string) string { return root + ":" + dataset }
 
 func (s *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
-	var req *coordapi.CommitRequest
-	if err := s.readBody(w, r, &req, false); err != nil {
+	data, err := s.body(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	req, err := DecodeCommitRequest(data)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}

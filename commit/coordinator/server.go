@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -394,13 +395,26 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// readBody reads a JSON request body within the size limit. An empty body
-// is allowed when optional is set.
+// readBody reads a JSON request body within the size limit and decodes it
+// strictly into v. An empty body leaves v alone when optional is set.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
+	data, err := s.body(w, r)
+	if err != nil {
+		return err
+	}
+	if optional && len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	return decodeStrict(data, v)
+}
+
+// body returns the request body, refusing a non-JSON content type (415)
+// and bodies beyond MaxBodyBytes (413).
+func (s *Server) body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, _ := strings.Cut(ct, ";")
 		if !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
-			return &httpError{status: http.StatusUnsupportedMediaType, code: coordapi.CodeUnsupportedMedia, msg: fmt.Sprintf("Content-Type %q: the body must be application/json", ct)}
+			return nil, &httpError{status: http.StatusUnsupportedMediaType, code: coordapi.CodeUnsupportedMedia, msg: fmt.Sprintf("Content-Type %q: the body must be application/json", ct)}
 		}
 	}
 	data, err := readLimited(w, r, s.cfg.MaxBodyBytes)
@@ -408,22 +422,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any, optiona
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			s.m.rejected.WithLabelValues("body_too_large").Inc()
-			return &httpError{status: http.StatusRequestEntityTooLarge, code: coordapi.CodeBodyTooLarge, msg: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
+			return nil, &httpError{status: http.StatusRequestEntityTooLarge, code: coordapi.CodeBodyTooLarge, msg: fmt.Sprintf("request body exceeds %d bytes", mbe.Limit)}
 		}
-		return fmt.Errorf("%w: reading the body: %v", errBadRequest, err)
+		return nil, fmt.Errorf("%w: reading the body: %v", errBadRequest, err)
 	}
-	if optional && len(strings.TrimSpace(string(data))) == 0 {
-		return nil
-	}
-	if cr, ok := v.(**coordapi.CommitRequest); ok {
-		req, err := DecodeCommitRequest(data)
-		if err != nil {
-			return err
-		}
-		*cr = req
-		return nil
-	}
-	return decodeStrict(data, v)
+	return data, nil
 }
 
 func readLimited(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
