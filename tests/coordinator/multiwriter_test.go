@@ -12,6 +12,7 @@ import (
 	"github.com/lancekeeper/lancekeeper/commit/coordinator"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
+	"github.com/lancekeeper/lancekeeper/tests/s3util"
 )
 
 // appendViaCoordinator writes a data file and commits it through the
@@ -80,12 +81,31 @@ func TestTwoCoordinatorsAndLibraryWriters_NoLostOrDuplicateCommit(t *testing.T) 
 	if testing.Short() {
 		perWriter = 5
 	}
+	root := t.TempDir() + "/root"
+	multiWriter(t, root, root+"/shared", perWriter)
+}
+
+// TestS3_TwoCoordinatorsAndLibraryWriters: the same on a real S3 server
+// (SeaweedFS on loopback, conditional PUT with If-None-Match), where the
+// coordinators and the library writers each open their own S3 clients.
+func TestS3_TwoCoordinatorsAndLibraryWriters(t *testing.T) {
+	srv := s3util.Start(t, "lancekeeper-coordinator")
+	perWriter := envInt("LANCEKEEPER_MULTIWRITER_APPENDS", 10)
+	if testing.Short() {
+		perWriter = 3
+	}
+	multiWriter(t, srv.URL("lake"), srv.URL("lake/shared"), perWriter)
+}
+
+// multiWriter runs 4 writers through each of two coordinators serving
+// rootURL and 4 library writers, perWriter appends each, on the dataset
+// "shared" (datasetURL as the writers open it), and verifies the result.
+func multiWriter(t *testing.T, rootURL, datasetURL string, perWriter int) {
 	const writersPerKind = 4
 	ctx := context.Background()
-	root := t.TempDir() + "/root"
-	a := startServer(t, root, coordinator.Config{})
-	b := startServer(t, root, coordinator.Config{BatchWindow: -1})
-	ds := openStore(t, root+"/shared") // the writers' own view of the dataset
+	a := startServer(t, rootURL, coordinator.Config{})
+	b := startServer(t, rootURL, coordinator.Config{BatchWindow: -1})
+	ds := openStore(t, datasetURL) // the writers' own view of the dataset
 	createDataset(t, ds)
 
 	l := newLedger()
