@@ -74,6 +74,8 @@ func TestR53_ActivationSetsBit16InBothWords(t *testing.T) {
 	}
 }
 
+// T69: the first commit adding a data file with a v1 seed sets both bits in
+// the same manifest (R54).
 func TestR54_FirstCommitReferencingV1SeedsCarriesBothBits(t *testing.T) {
 	st := memStore(t)
 	mustCreate(t, st, fakeFrag("a", 1))
@@ -105,6 +107,8 @@ func TestR54_FirstCommitReferencingV1SeedsCarriesBothBits(t *testing.T) {
 	}
 }
 
+// T73: a client without support for a bit refuses the table (R55); the
+// real Lance 12 side of T73 is in tests/compat (refusal category).
 func TestR55_UnknownBitsAreRefused(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -133,6 +137,7 @@ func TestR55_UnknownBitsAreRefused(t *testing.T) {
 	}
 }
 
+// T74: opening and reading never sets the bits (R56).
 func TestR56_NoImplicitActivation(t *testing.T) {
 	ctx := context.Background()
 	st := localStore(t)
@@ -165,6 +170,8 @@ func TestR56_NoImplicitActivation(t *testing.T) {
 	}
 }
 
+// T70: dropping the index and overwriting away every v1 file keeps the bits;
+// T71: shallow and deep clone and restore of a pre-flag version keep them (R57).
 func TestR57_BitsSurviveEveryDerivedManifest(t *testing.T) {
 	ctx := context.Background()
 	st := localStore(t)

@@ -33,6 +33,7 @@ func stickyCases() []stickyCase {
 	}
 }
 
+// T71: shallow clone keeps both bits (R57).
 // §6.5 row "Shallow clone": keeps sticky, gains bit 4 (R57).
 func TestR57_ShallowCloneCarriesStickyBitsAndGainsBit4(t *testing.T) {
 	for _, tc := range stickyCases() {
@@ -64,6 +65,7 @@ func TestR57_ShallowCloneCarriesStickyBitsAndGainsBit4(t *testing.T) {
 	}
 }
 
+// T71: deep clone keeps both bits (R57).
 // §6.5 row "Deep clone": base paths cleared ⇒ bit 4 dropped; sticky carried.
 func TestR57_DeepCloneCarriesStickyBitsAndDropsBit4(t *testing.T) {
 	for _, tc := range stickyCases() {
@@ -142,6 +144,7 @@ func TestR57_BranchCreationCarriesStickyBits(t *testing.T) {
 	}
 }
 
+// T71: restore of a pre-flag version keeps both bits (R57).
 // R57: "A restore of an older, unflagged version as the new head MUST OR
 // the bits into the new manifest." Restoring the pre-activation version 1
 // keeps both bits in both words, while content equals version 1.
