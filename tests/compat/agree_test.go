@@ -223,12 +223,10 @@ func readOurRows(ctx context.Context, dir string, v uint64) (*ourRows, *pb.Manif
 	return rows, s.Manifest(), err
 }
 
-// lanceRowsCanonical returns Lance's rows of a version (ascending row
-// address) in the same shape as ourRows. The rows are fetched in scan order
-// and sorted here: the driver's own --order rowaddr fails on a version with
-// no rows (it finds no _rowaddr column when Lance returns no batch).
+// lanceRowsCanonical returns Lance's rows of a version in ascending row
+// address order (the driver's --order rowaddr) in the same shape as ourRows.
 func lanceRowsCanonical(ctx context.Context, p *peerlance.Peer, dir string, opts ...peerlance.ReadOption) (*ourRows, *peerlance.Rows, error) {
-	r, err := p.Rows(ctx, dir, opts...)
+	r, err := p.Rows(ctx, dir, append(slices.Clone(opts), peerlance.OrderByRowAddr())...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -236,18 +234,14 @@ func lanceRowsCanonical(ctx context.Context, p *peerlance.Peer, dir string, opts
 		return nil, nil, fmt.Errorf("Lance returned %d rows but %d row addresses", len(r.Rows), len(r.RowAddrs))
 	}
 	out := &ourRows{Columns: r.Columns, Rows: make([][]string, len(r.Rows)), Addrs: make([]uint64, len(r.Rows))}
-	perm := make([]int, len(r.Rows))
 	for i := range r.Rows {
-		perm[i] = i
 		if out.Addrs[i], err = r.RowAddr(i); err != nil {
 			return nil, nil, err
 		}
-	}
-	addrs := slices.Clone(out.Addrs)
-	slices.SortFunc(perm, func(a, b int) int { return compareU64(addrs[a], addrs[b]) })
-	for i, j := range perm {
-		out.Addrs[i] = addrs[j]
-		if out.Rows[i], err = r.CanonicalRow(j); err != nil {
+		if i > 0 && out.Addrs[i] <= out.Addrs[i-1] {
+			return nil, nil, fmt.Errorf("Lance rows ordered by row address: row %d has address %d after %d", i, out.Addrs[i], out.Addrs[i-1])
+		}
+		if out.Rows[i], err = r.CanonicalRow(i); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -345,7 +345,10 @@ async function cmdRows(mods, pos, flags) {
     const n = acc.numRows;
     let perm = [...Array(n).keys()];
     const addrs = addrIdx >= 0 ? acc.columns[addrIdx] : null;
-    if (order === "rowaddr") {
+    // A scan with no rows (every row deleted, or a --where that matches
+    // nothing) may come back without any batch, hence without a _rowaddr
+    // column: there is nothing to sort then.
+    if (order === "rowaddr" && n > 0) {
       if (!addrs) throw new Error("Lance returned no _rowaddr column");
       perm.sort((a, b) => {
         const x = BigInt(addrs[a]);

@@ -603,3 +603,76 @@ func TestMakeRandomDatasetIsDeterministic(t *testing.T) {
 		t.Errorf("seed 7 gave different runs:\n%s\n--\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
 	}
 }
+
+// TestRowsOrderByRowAddrWithNoRows is the regression test for `rows --order
+// rowaddr` on a scan that returns no rows: Lance then sends no batch at all,
+// so there is no _rowaddr column, and the driver used to fail with "Lance
+// returned no _rowaddr column" instead of reporting zero rows.
+func TestRowsOrderByRowAddrWithNoRows(t *testing.T) {
+	p := ServeForTest(t)
+	ctx := testContext(t)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "emptied.lance")
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+	defer b.Release()
+	for i := 0; i < 4; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("row-%d", i))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	ipc := filepath.Join(tmp, "rows.arrow")
+	if err := WriteIPCFile(ipc, schema, rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Create(ctx, dir, ipc, CreateOptions{StorageVersion: "2.0"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Delete(ctx, dir, "id >= 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Version != 2 {
+		t.Fatalf("delete committed version %d, want 2", res.Version)
+	}
+
+	for _, tc := range []struct {
+		name     string
+		opts     []ReadOption
+		wantVer  uint64
+		wantRows int
+	}{
+		{"every row deleted", []ReadOption{OrderByRowAddr()}, 2, 0},
+		{"every row deleted, scan order", []ReadOption{AtVersion(2)}, 2, 0},
+		{"predicate matches nothing", []ReadOption{AtVersion(1), Where("id > 100"), OrderByRowAddr()}, 1, 0},
+		{"rows present", []ReadOption{AtVersion(1), OrderByRowAddr()}, 1, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := p.Rows(ctx, dir, tc.opts...)
+			if err != nil {
+				t.Fatalf("Rows: %v", err)
+			}
+			if r.Version != tc.wantVer || r.NumRows != tc.wantRows || len(r.Rows) != tc.wantRows || len(r.RowAddrs) != tc.wantRows {
+				t.Fatalf("Rows = version %d, num_rows %d, %d rows, %d row addresses; want version %d with %d rows",
+					r.Version, r.NumRows, len(r.Rows), len(r.RowAddrs), tc.wantVer, tc.wantRows)
+			}
+			if !slices.Equal(r.Columns, []string{"id", "name"}) {
+				t.Errorf("columns = %v, want [id name]", r.Columns)
+			}
+			for i := 1; i < len(r.RowAddrs); i++ {
+				a, _ := r.RowAddr(i - 1)
+				c, err := r.RowAddr(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a >= c {
+					t.Errorf("row addresses not ascending at %d: %d then %d", i, a, c)
+				}
+			}
+		})
+	}
+}
