@@ -310,7 +310,7 @@ func checkVersion(t *testing.T, ctx context.Context, d *snapshot.Dataset, branch
 			// Lance names vector indices by their IVF kind, read from the
 			// index files, and recognises detail-less legacy indices the
 			// same way; the manifest alone says only Vector / Unknown.
-			if ix.Type != want.IndexType && ix.Type != "Vector" && ix.Type != "Unknown" {
+			if ix.Type != want.IndexType && ix.Type != "Unknown" {
 				at("index %s type %s, Lance says %s", ix.Name, ix.Type, want.IndexType)
 			}
 		}

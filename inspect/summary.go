@@ -163,6 +163,7 @@ func Summarize(ctx context.Context, d *snapshot.Dataset, opts Options) (*Summary
 	if !opts.SkipRowCount {
 		countRows(ctx, st, f.Manifest, s)
 	}
+	refineIndexTypes(ctx, st, f, s)
 	return s, nil
 }
 
