@@ -115,7 +115,8 @@ type column struct {
 	// segs are the pieces of the page's value (or string bytes) buffer, in
 	// order: slices of the caller's arrays when they can be written as they
 	// are (held retains those arrays until the page is written), or slices
-	// of own, where chunks with null slots are copied and zeroed.
+	// of own, where chunks with non-zero null slots (and string chunks
+	// with nulls) are copied and zeroed.
 	segs [][]byte
 	own  []byte
 	held []arrow.ArrayData
@@ -324,7 +325,8 @@ func (w *Writer) buildSeeds(opts WriterOptions) error {
 }
 
 // Write appends the rows of rec. Its columns must have the writer schema's
-// types. Values without nulls are not copied: the writer retains rec's
+// types. Fixed-width values whose null slots already hold zeros (all
+// values of null-free columns) are not copied: the writer retains rec's
 // buffers until the page holding them is written (at the latest by Close),
 // so the caller may release rec as soon as Write returns. A write error
 // makes the writer unusable.
@@ -553,7 +555,7 @@ func (c *column) appendRange(a arrow.Array, start, k int) {
 		wb := c.width / 8
 		off := d.Offset() + start
 		src := d.Buffers()[1].Bytes()[off*wb : (off+k)*wb]
-		if nulls == 0 {
+		if nulls == 0 || nullSlotsZero(src, wb, c.validity, at, k) {
 			c.addRef(d, src)
 		} else {
 			zeroInvalid(c.addCopy(src), wb, c.validity, at, k)
@@ -652,7 +654,7 @@ func (c *column) appendRange(a arrow.Array, start, k int) {
 		} else {
 			wb := c.width / 8
 			src := child.Buffers()[1].Bytes()[coff*wb : (coff+items)*wb]
-			if bitutil.CountSetBits(c.itemVal, itemAt, items) == items {
+			if bitutil.CountSetBits(c.itemVal, itemAt, items) == items || nullSlotsZero(src, wb, c.itemVal, itemAt, items) {
 				c.addRef(child, src)
 			} else {
 				zeroInvalid(c.addCopy(src), wb, c.itemVal, itemAt, items)
@@ -663,6 +665,29 @@ func (c *column) appendRange(a arrow.Array, start, k int) {
 	}
 	c.size += int(bitutil.BytesForBits(int64(k)))
 	c.n += k
+}
+
+// nullSlotsZero reports whether every wb-byte slot of vals whose bit in
+// validity (from bit at, count k) is clear already holds zeros. Arrow's
+// builders leave null slots zeroed, so the caller's buffer can then be
+// written as it is instead of being copied and zeroed (spec §4.5).
+func nullSlotsZero(vals []byte, wb int, validity []byte, at, k int) bool {
+	for i := 0; i < k; {
+		// skip whole bytes of valid rows
+		if (at+i)%8 == 0 && i+8 <= k && validity[(at+i)/8] == 0xff {
+			i += 8
+			continue
+		}
+		if !bitutil.BitIsSet(validity, at+i) {
+			for _, b := range vals[i*wb : (i+1)*wb] {
+				if b != 0 {
+					return false
+				}
+			}
+		}
+		i++
+	}
+	return true
 }
 
 // zeroInvalid zeroes the wb-byte slots of vals whose bit in validity (from
