@@ -192,3 +192,96 @@ func TestConcurrentAppends_MultiProcess(t *testing.T) {
 	}
 	t.Logf("%d commits by %d processes × %d goroutines, %d unacknowledged", len(acked), childProcs, childWorkers, fails)
 }
+
+// TestConcurrentAppends_ListingWhileCommitting: 8 goroutines append to one
+// local dataset with Commit while 4 others list _versions/ over and over.
+// Every commit stages a temporary file next to the manifest and the hint
+// and removes it again; a listing that meets such a file between reading
+// the directory and stat'ing the entry must skip it, not fail. Neither a
+// listing nor a commit may report the existing dataset as missing (before
+// the local store listed directories itself, ListVersions failed with "not
+// found" here and Commit with ErrDatasetNotFound). Half of the writers
+// write no hint, so LatestVersion inside Commit falls back to listing too.
+func TestConcurrentAppends_ListingWhileCommitting(t *testing.T) {
+	const (
+		writers   = 8
+		perWriter = 12
+		listers   = 4
+	)
+	ctx := context.Background()
+	st := localStore(t)
+	mustCreate(t, st, fakeFrag("seed", 1))
+
+	var (
+		mu       sync.Mutex
+		failures []string
+		lists    int
+	)
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures = append(failures, fmt.Sprintf(format, args...))
+	}
+	done := make(chan struct{})
+	var listWG sync.WaitGroup
+	for l := 0; l < listers; l++ {
+		listWG.Add(1)
+		go func() {
+			defer listWG.Done()
+			n := 0
+			defer func() { mu.Lock(); lists += n; mu.Unlock() }()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				n++
+				if _, err := manifest.ListVersions(ctx, st.Bucket(), st.KeyPrefix()); err != nil {
+					fail("ListVersions: %v", err)
+					return
+				}
+				if _, err := manifest.LatestVersion(ctx, st.Bucket(), st.KeyPrefix()); err != nil {
+					fail("LatestVersion: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			opts := Options{MaxRetries: 1000, NoHint: w%2 == 1}
+			for i := 0; i < perWriter; i++ {
+				name := fmt.Sprintf("w%d-%d", w, i)
+				for {
+					info, err := manifest.LatestVersion(ctx, st.Bucket(), st.KeyPrefix())
+					if err != nil {
+						fail("%s: LatestVersion: %v", name, err)
+						return
+					}
+					_, err = Commit(ctx, st, appendTxn(info.Version, fakeFrag(name, 1)), opts)
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, ErrRetryableConflict) {
+						fail("%s: Commit: %v", name, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	listWG.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("%d failures during %d listings, first: %s", len(failures), lists, failures[0])
+	}
+	if got, want := latestVersion(t, st), uint64(1+writers*perWriter); got != want {
+		t.Fatalf("latest version %d, want %d", got, want)
+	}
+	t.Logf("%d commits, %d listings, no spurious not-found", writers*perWriter, lists)
+}

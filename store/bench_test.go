@@ -2,8 +2,11 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/lancekeeper/lancekeeper/store"
 	"gocloud.dev/blob"
@@ -53,4 +56,56 @@ func BenchmarkCreate(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkLocalList compares, in one run, a shallow listing of a
+// _versions/ directory of 2000 manifests through a local store's bucket
+// (os.ReadDir, entries sorted, vanished entries skipped) with the same
+// listing through gocloud's fileblob (the baseline), interleaved, and
+// reports the ratio store/fileblob of the time per listing.
+func BenchmarkLocalList(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	s, err := store.Open(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for v := 1; v <= 2000; v++ {
+		if err := s.Put(ctx, fmt.Sprintf("ds/_versions/%020d.manifest", v), []byte("m")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	raw, err := fileblob.OpenBucket(dir, &fileblob.Options{Metadata: fileblob.MetadataDontWrite})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer raw.Close()
+	list := func(bk *blob.Bucket) time.Duration {
+		start := time.Now()
+		it := bk.List(&blob.ListOptions{Prefix: "ds/_versions/", Delimiter: "/"})
+		n := 0
+		for {
+			_, err := it.Next(ctx)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != 2000 {
+			b.Fatalf("listed %d objects, want 2000", n)
+		}
+		return time.Since(start)
+	}
+	var ours, base time.Duration
+	for b.Loop() {
+		base += list(raw)
+		ours += list(s.Bucket())
+	}
+	b.ReportMetric(float64(ours.Nanoseconds())/float64(b.N), "store-ns/list")
+	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "fileblob-ns/list")
+	b.ReportMetric(float64(ours)/float64(base), "store/fileblob")
 }

@@ -14,8 +14,9 @@ import (
 	"strings"
 )
 
-// Local backend writes. Reads and listings go through fileblob (opened with
-// metadata=skip, so no *.attrs files); every write goes through this file so
+// Local backend writes. Reads go through fileblob (opened with
+// metadata=skip, so no *.attrs files), listings through localBucket
+// (localbucket.go); every write goes through this file so
 // that it is durable (fsync of file and directory) and so that
 // CreateIfAbsent is atomic across processes (link(2) fails with EEXIST when
 // the target name exists). gocloud's fileblob IfNotExist is not: in

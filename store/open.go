@@ -203,11 +203,12 @@ func openLocal(path, display string) (*Store, error) {
 	// metadata=skip: no *.attrs sidecar files next to Lance files.
 	// NoTempDir: raw bucket writes stage next to the target, never across
 	// filesystems (the Store itself writes through its own code, see local.go).
-	b, err := fileblob.OpenBucket(dir, &fileblob.Options{Metadata: fileblob.MetadataDontWrite, NoTempDir: true})
+	fb, err := fileblob.OpenBucket(dir, &fileblob.Options{Metadata: fileblob.MetadataDontWrite, NoTempDir: true})
 	if err != nil {
 		return nil, fmt.Errorf("store: local path %q: %w", path, err)
 	}
-	s := newStore(KindLocal, display, b, prefix)
+	// Listings must survive concurrent writers (see localBucket).
+	s := newStore(KindLocal, display, newLocalBucket(fb, dir), prefix)
 	s.dir = dir
 	return s, nil
 }

@@ -128,7 +128,9 @@ func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
 }
 
 // List returns the objects under prefix (relative to the store root), sorted
-// by key. A prefix naming a directory should end with '/'.
+// by key. A prefix naming a directory should end with '/'. On a local
+// directory the temporary files of writers are not listed, and files that
+// other writers remove while the listing runs are skipped, never an error.
 func (s *Store) List(ctx context.Context, prefix string, opts ListOptions) ([]ObjectInfo, error) {
 	if err := validatePrefix(prefix); err != nil {
 		return nil, err
@@ -148,21 +150,10 @@ func (s *Store) List(ctx context.Context, prefix string, opts ListOptions) ([]Ob
 			return nil, s.wrap("list", prefix, err)
 		}
 		key := strings.TrimPrefix(obj.Key, s.prefix)
-		if s.kind == KindLocal && isTempKey(key) {
-			continue
-		}
 		out = append(out, ObjectInfo{Key: key, Size: obj.Size, ModTime: obj.ModTime, IsDir: obj.IsDir})
 	}
 	slices.SortFunc(out, func(a, b ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
-}
-
-func isTempKey(key string) bool {
-	base := strings.TrimSuffix(key, "/")
-	if i := strings.LastIndexByte(base, '/'); i >= 0 {
-		base = base[i+1:]
-	}
-	return strings.HasPrefix(base, tempPrefix)
 }
 
 // Put writes data to key, replacing any existing object.

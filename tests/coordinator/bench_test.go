@@ -81,12 +81,6 @@ func BenchmarkCommitThroughput(b *testing.B) {
 			return len(versions)
 		}
 	}
-	// spurious counts library reads of the latest version (and commits)
-	// that failed with "not found" on a dataset that exists: under heavy
-	// contention a listing of _versions/ can fail when a temporary file of
-	// another writer vanishes mid-listing (see "Known issues" in
-	// docs/coordinator.md); the library writer then simply tries again.
-	var spurious atomic.Int64
 	library := func(b *testing.B, dataset string, frags [][]*pb.DataFragment) int {
 		st := openStore(b, root+"/"+dataset)
 		var n atomic.Int64
@@ -98,10 +92,6 @@ func BenchmarkCommitThroughput(b *testing.B) {
 				for _, f := range mine {
 					for {
 						info, err := manifest.LatestVersion(ctx, st.Bucket(), st.KeyPrefix())
-						if manifest.IsNotFound(err) {
-							spurious.Add(1)
-							continue
-						}
 						if err != nil {
 							b.Error(err)
 							return
@@ -110,10 +100,6 @@ func BenchmarkCommitThroughput(b *testing.B) {
 						if err == nil {
 							n.Add(1)
 							break
-						}
-						if errors.Is(err, commit.ErrDatasetNotFound) {
-							spurious.Add(1)
-							continue
 						}
 						if !errors.Is(err, commit.ErrRetryableConflict) {
 							b.Error(err)
@@ -175,5 +161,4 @@ func BenchmarkCommitThroughput(b *testing.B) {
 	b.ReportMetric(rate(3)/rate(0), "coord-group/library")
 	b.ReportMetric(rate(3)/rate(2), "coord-group/coord")
 	b.ReportMetric(float64(commits)/float64(versions[3]), "group-appends/version")
-	b.ReportMetric(float64(spurious.Load()), "library-spurious-notfound")
 }
