@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -367,41 +368,49 @@ func (l *lister) add(key string, fi fs.FileInfo) error {
 	return nil
 }
 
-// unescapeName reverses fileblob's escaping of a path segment: "__0x"
-// followed by the hex code point and "__" stands for that character.
+// unescapeName reverses fileblob's escaping of a path segment: "__0x",
+// hex digits and "__" stand for the character with that code (parsed as
+// fileblob parses it: a signed 32-bit hex number; a code that is no
+// character becomes U+FFFD). As fileblob's, it works on the name's runes,
+// and a name with no escape is returned unchanged.
 func unescapeName(name string) string {
 	if !strings.Contains(name, "__0x") {
 		return name
 	}
-	var sb strings.Builder
-	for i := 0; i < len(name); {
-		if strings.HasPrefix(name[i:], "__0x") {
-			rest := name[i+4:]
-			j := strings.Index(rest, "__")
-			if j > 0 && j <= 8 {
-				var r rune
-				ok := true
-				for _, c := range rest[:j] {
-					switch {
-					case c >= '0' && c <= '9':
-						r = r<<4 | (c - '0')
-					case c >= 'a' && c <= 'f':
-						r = r<<4 | (c - 'a' + 10)
-					case c >= 'A' && c <= 'F':
-						r = r<<4 | (c - 'A' + 10)
-					default:
-						ok = false
-					}
-				}
-				if ok && r <= 0x10FFFF {
-					sb.WriteRune(r)
-					i += 4 + j + 2
-					continue
-				}
-			}
+	runes := []rune(name)
+	out := make([]rune, 0, len(runes))
+	escaped := false
+	for i := 0; i < len(runes); i++ {
+		if r, end, ok := unescapeAt(runes, i); ok {
+			out = append(out, r)
+			i = end
+			escaped = true
+			continue
 		}
-		sb.WriteByte(name[i])
-		i++
+		out = append(out, runes[i])
 	}
-	return sb.String()
+	if !escaped {
+		return name
+	}
+	return string(out)
+}
+
+// unescapeAt decodes an escape starting at runes[i]; end is the index of
+// its last rune.
+func unescapeAt(runes []rune, i int) (r rune, end int, ok bool) {
+	if i+4 > len(runes) || string(runes[i:i+4]) != "__0x" {
+		return 0, 0, false
+	}
+	j := i + 4
+	for j < len(runes) && runes[j] != '_' {
+		j++
+	}
+	if j+1 >= len(runes) || runes[j+1] != '_' {
+		return 0, 0, false
+	}
+	v, err := strconv.ParseInt(string(runes[i+4:j]), 16, 32)
+	if err != nil {
+		return 0, 0, false
+	}
+	return rune(v), j + 1, true
 }
