@@ -19,5 +19,7 @@
 // dataset already carries the pair. No commit ever clears the pair.
 //
 // WriteArrow is the end-to-end write path: Arrow record batches to v2.0 data
-// files (with optional v1 seeds) to a committed version.
+// files (with optional v1 seeds) to a committed version. Its first half,
+// WriteFragments, writes the data files and commits nothing, for callers
+// that commit elsewhere (coordclient sends them to a coordinator).
 package commit

@@ -233,6 +233,49 @@ func planAppend(in *arrow.Schema, ds []*pb.Field) (*arrow.Schema, []int, []int32
 	return ws, perm, ids, nil
 }
 
+// WrittenFiles is the outcome of WriteFragments: data files written into
+// a dataset and not committed yet, with what a transaction needs to
+// reference them.
+type WrittenFiles struct {
+	// Mode is the write mode the files were written for.
+	Mode Mode
+	// ReadVersion is the latest version when the write began, the one the
+	// files were planned against (0: the dataset did not exist).
+	ReadVersion uint64
+	// Rows is the number of rows written.
+	Rows int64
+	// Files are the data files, one per fragment, in input order.
+	Files []WrittenFile
+	// Fragments reference Files (paths relative to data/, ids unassigned).
+	Fragments []*pb.DataFragment
+	// Schema is the schema of the files as manifest fields: the dataset's
+	// own for an append, the new table schema for create and overwrite.
+	Schema []*pb.Field
+	// SchemaMetadata is the input's schema metadata without seed locator
+	// keys (the table's schema metadata for create and overwrite).
+	SchemaMetadata map[string][]byte
+
+	st Store
+}
+
+// Cleanup deletes the data files, best effort (also after ctx is
+// cancelled): for files that will never be committed.
+func (w *WrittenFiles) Cleanup(ctx context.Context) {
+	for _, f := range w.Files {
+		_ = w.st.Delete(context.WithoutCancel(ctx), f.Path)
+	}
+}
+
+// hasV1Seeds reports whether f carries valid v1 seeds.
+func (f WrittenFile) hasV1Seeds() bool {
+	for _, s := range f.Seeds {
+		if s.BufferIndex != 0 && s.Err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // fileSink writes one data file to the store.
 type fileSink struct {
 	path string
@@ -250,15 +293,55 @@ type fileSink struct {
 // zone write seeds, then commits them as an Append, or as an Overwrite for
 // create and overwrite. Nothing is committed on any error; data files
 // already written are deleted on a best-effort basis.
-func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts WriteOptions) (res *WriteResult, err error) {
-	if opts.MaxRowsPerFile <= 0 {
-		opts.MaxRowsPerFile = DefaultMaxRowsPerFile
-	}
-	seeding := opts.SeedAllColumns || len(opts.SeedColumns) > 0
+func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts WriteOptions) (*WriteResult, error) {
 	// Refuse an unsafe store before writing any data file.
 	if err := requireAtomicCreate(st, opts.Commit.AllowUnsafeCommit); err != nil {
 		return nil, err
 	}
+	w, err := WriteFragments(ctx, st, rdr, opts)
+	if err != nil {
+		return nil, err
+	}
+	var txn *Transaction
+	if w.Mode == ModeAppend {
+		txn = NewAppend(w.ReadVersion, w.Fragments)
+	} else {
+		txn = NewOverwrite(w.ReadVersion, OverwriteSpec{Fragments: w.Fragments, Schema: w.Schema, SchemaMetadata: w.SchemaMetadata,
+			ConfigUpserts: opts.Config, StableRowIDs: opts.StableRowIDs})
+	}
+	for i, f := range w.Files {
+		txn.MarkSeedFiles(f.hasV1Seeds(), w.Fragments[i].GetFiles()[0].GetPath())
+	}
+	copts := opts.Commit
+	copts.EnableZoneWriteSeeds = copts.EnableZoneWriteSeeds || opts.EnableZoneWriteSeeds
+	r, err := Commit(ctx, st, txn, copts)
+	if err != nil {
+		if !errors.Is(err, ErrCommitOutcomeUnknown) {
+			w.Cleanup(ctx)
+		}
+		return nil, err
+	}
+	return &WriteResult{Result: r, Rows: w.Rows, Files: w.Files}, nil
+}
+
+// WriteFragments is the first half of WriteArrow: it writes the record
+// batches of rdr into st as v2.0 data files (one fragment per file, at
+// most opts.MaxRowsPerFile rows each) with the requested v1 zone write
+// seeds, and commits nothing. Before writing anything it checks against
+// the latest version that opts.Mode applies (ErrDatasetExists,
+// ErrDatasetNotFound), that the dataset's feature flags allow writing,
+// that seeds are enabled (ErrSeedsNotEnabled) and, for an append, that the
+// input matches the dataset's schema (ErrSchemaMismatch); an append of no
+// rows is an ErrInvalidTransaction. opts.Commit is not used.
+//
+// On error the data files already written are deleted on a best-effort
+// basis. On success the caller owns them: commit them (WriteArrow does;
+// coordclient sends them to a coordinator) or Cleanup them.
+func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts WriteOptions) (written *WrittenFiles, err error) {
+	if opts.MaxRowsPerFile <= 0 {
+		opts.MaxRowsPerFile = DefaultMaxRowsPerFile
+	}
+	seeding := opts.SeedAllColumns || len(opts.SeedColumns) > 0
 	d := &dataset{st: st, root: st.KeyPrefix(), files: map[uint64]*manifest.File{}}
 	info, err := d.latest(ctx)
 	if err != nil {
@@ -307,22 +390,18 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 		}
 		return nil, err
 	}
-	schema := PBFields(probe.Schema())
 
-	out := &WriteResult{}
-	var frags []*pb.DataFragment
+	out := &WrittenFiles{Mode: opts.Mode, ReadVersion: info.Version, Schema: PBFields(probe.Schema()),
+		SchemaMetadata: tableSchemaMetadata(in.Metadata()), st: st}
 	var cur *fileSink
 	defer func() {
-		if err == nil || errors.Is(err, ErrCommitOutcomeUnknown) {
+		if err == nil {
 			return
 		}
 		if cur != nil {
 			_ = cur.out.Abort()
 		}
-		// Best effort: remove the data files of a write that did not commit.
-		for _, f := range out.Files {
-			_ = st.Delete(context.WithoutCancel(ctx), f.Path)
-		}
+		out.Cleanup(ctx)
 	}()
 	finish := func() error {
 		r, err := cur.w.Close()
@@ -336,7 +415,7 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 		}
 		name := strings.TrimPrefix(cur.path, manifest.DataDir+"/")
 		out.Files = append(out.Files, WrittenFile{Path: cur.path, Rows: r.NumRows, Bytes: r.FileSizeBytes, Seeds: r.Seeds})
-		frags = append(frags, &pb.DataFragment{
+		out.Fragments = append(out.Fragments, &pb.DataFragment{
 			PhysicalRows: r.NumRows,
 			Files: []*pb.DataFile{{
 				Path: name, Fields: r.Fields, ColumnIndices: r.ColumnIndices,
@@ -408,43 +487,25 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 			return nil, err
 		}
 	}
-
-	var txn *Transaction
-	if opts.Mode == ModeAppend {
-		if len(frags) == 0 {
-			return nil, fmt.Errorf("%w: the input has no rows; nothing to append", ErrInvalidTransaction)
-		}
-		txn = NewAppend(info.Version, frags)
-	} else {
-		md := in.Metadata()
-		var smd map[string][]byte
-		for i, k := range md.Keys() {
-			if strings.HasPrefix(k, seedio.LocatorKeyPrefix) {
-				continue
-			}
-			if smd == nil {
-				smd = map[string][]byte{}
-			}
-			smd[k] = []byte(md.Values()[i])
-		}
-		txn = NewOverwrite(info.Version, OverwriteSpec{Fragments: frags, Schema: schema, SchemaMetadata: smd,
-			ConfigUpserts: opts.Config, StableRowIDs: opts.StableRowIDs})
+	if opts.Mode == ModeAppend && len(out.Fragments) == 0 {
+		return nil, fmt.Errorf("%w: the input has no rows; nothing to append", ErrInvalidTransaction)
 	}
-	for i, f := range out.Files {
-		v1 := false
-		for _, s := range f.Seeds {
-			if s.BufferIndex != 0 && s.Err == nil {
-				v1 = true
-			}
-		}
-		txn.MarkSeedFiles(v1, frags[i].GetFiles()[0].GetPath())
-	}
-	copts := opts.Commit
-	copts.EnableZoneWriteSeeds = copts.EnableZoneWriteSeeds || opts.EnableZoneWriteSeeds
-	r, err := Commit(ctx, st, txn, copts)
-	if err != nil {
-		return nil, err
-	}
-	out.Result = r
 	return out, nil
+}
+
+// tableSchemaMetadata is the input's schema metadata as the table keeps
+// it: without the seed locator keys, which belong to data files; nil when
+// nothing is left.
+func tableSchemaMetadata(md arrow.Metadata) map[string][]byte {
+	var out map[string][]byte
+	for i, k := range md.Keys() {
+		if strings.HasPrefix(k, seedio.LocatorKeyPrefix) {
+			continue
+		}
+		if out == nil {
+			out = map[string][]byte{}
+		}
+		out[k] = []byte(md.Values()[i])
+	}
+	return out
 }

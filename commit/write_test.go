@@ -231,3 +231,52 @@ func TestWriteArrow_RefusesNon20Dataset(t *testing.T) {
 	}
 	_ = flags.ZoneWriteSeeds
 }
+
+// TestWriteFragments_WritesWithoutCommitting: WriteFragments writes the data
+// files (one fragment per file, with seeds and the table schema) and
+// commits nothing; the caller either commits them — the result is the one
+// WriteArrow gives — or removes them with Cleanup. An append of no rows is
+// refused.
+func TestWriteFragments_WritesWithoutCommitting(t *testing.T) {
+	ctx := context.Background()
+	st := localStore(t)
+	md := arrow.NewMetadata([]string{"owner", seedio.LocatorKeyPrefix + "x"}, []string{"team", "locator"})
+	schema := arrow.NewSchema(testArrowSchema.Fields(), &md)
+	w, err := WriteFragments(ctx, st, testRecords(schema, 2, 100, 0), WriteOptions{Mode: ModeCreate, MaxRowsPerFile: 150, SeedAllColumns: true, EnableZoneWriteSeeds: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if latestVersion(t, st) != 0 {
+		t.Fatal("WriteFragments committed")
+	}
+	if w.Mode != ModeCreate || w.ReadVersion != 0 || w.Rows != 200 || len(w.Files) != 2 || len(w.Fragments) != 2 {
+		t.Fatalf("mode %v read %d rows %d files %d fragments %d", w.Mode, w.ReadVersion, w.Rows, len(w.Files), len(w.Fragments))
+	}
+	for i, f := range w.Files {
+		if !f.hasV1Seeds() || w.Fragments[i].GetPhysicalRows() != f.Rows || "data/"+w.Fragments[i].GetFiles()[0].GetPath() != f.Path {
+			t.Fatalf("file %d: %+v does not match fragment %v", i, f, w.Fragments[i])
+		}
+	}
+	if len(w.Schema) != 2 || w.Schema[0].GetName() != "x" || len(w.SchemaMetadata) != 1 || string(w.SchemaMetadata["owner"]) != "team" {
+		t.Fatalf("schema %v, metadata %q (seed locator keys belong to data files only)", w.Schema, w.SchemaMetadata)
+	}
+	w.Cleanup(ctx)
+	if left := snapshotObjects(t, st); len(left) != 0 {
+		t.Fatalf("Cleanup left %v", left)
+	}
+
+	// Written, then committed by the caller.
+	w, err = WriteFragments(ctx, st, testRecords(testArrowSchema, 1, 10, 0), WriteOptions{Mode: ModeCreate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn := NewOverwrite(w.ReadVersion, OverwriteSpec{Fragments: w.Fragments, Schema: w.Schema})
+	r := mustCommit(t, st, txn, Options{})
+	if r.Version != 1 || len(r.Manifest.GetFragments()) != 1 || r.Manifest.GetFragments()[0].GetPhysicalRows() != 10 {
+		t.Fatalf("committed %v", r.Manifest)
+	}
+	w, err = WriteFragments(ctx, st, testRecords(testArrowSchema, 1, 0, 0), WriteOptions{Mode: ModeAppend})
+	if !errors.Is(err, ErrInvalidTransaction) || w != nil {
+		t.Fatalf("empty append: %v, %v", w, err)
+	}
+}

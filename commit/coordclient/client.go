@@ -6,8 +6,8 @@
 // commit.ErrConflict), errors.As(err, *commit.ConflictError), …).
 //
 // WriteArrow is the client half of `lancekeeper write --coordinator`: it
-// writes data files directly to the dataset's store and asks the
-// coordinator to commit them.
+// writes data files directly to the dataset's store (commit.WriteFragments)
+// and asks the coordinator to commit them.
 package coordclient
 
 import (

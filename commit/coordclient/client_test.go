@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/memblob"
 
 	"github.com/lancekeeper/lancekeeper/commit"
 	"github.com/lancekeeper/lancekeeper/commit/coordapi"
@@ -180,6 +182,43 @@ func TestWriteArrow_LocationMismatch(t *testing.T) {
 	}
 	if dataFiles(t, dst) != before {
 		t.Fatal("data files of the refused write were not removed")
+	}
+}
+
+// blindStore writes into the real dataset location but reads manifests
+// from an empty bucket: the client cannot see what the coordinator
+// committed.
+type blindStore struct {
+	*store.Store
+	empty *blob.Bucket
+}
+
+func (b blindStore) Bucket() *blob.Bucket { return b.empty }
+func (b blindStore) KeyPrefix() string    { return "" }
+
+// TestWriteArrow_ReadBackFailureKeepsCommittedFiles: when the coordinator
+// committed the data files but the client cannot read the new version
+// back, the error says so and the files stay: they belong to a committed
+// version now.
+func TestWriteArrow_ReadBackFailureKeepsCommittedFiles(t *testing.T) {
+	ctx := context.Background()
+	c, dir := serve(t)
+	st := openStore(t, dir+"/d")
+	empty := memblob.OpenBucket(nil)
+	defer empty.Close()
+	_, err := c.WriteArrow(ctx, blindStore{st, empty}, "d", records(schemaXS, 3, 0), commit.WriteOptions{Mode: commit.ModeCreate})
+	if err == nil || !strings.Contains(err.Error(), "cannot be read from") {
+		t.Fatalf("got %v, want a read-back failure", err)
+	}
+	if n := dataFiles(t, st); n != 1 {
+		t.Fatalf("%d data files after the committed write, want 1", n)
+	}
+	f, err := manifest.ReadVersion(ctx, st.Bucket(), st.KeyPrefix(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frags := f.Manifest.GetFragments(); len(frags) != 1 || frags[0].GetPhysicalRows() != 3 {
+		t.Fatalf("version 1 has fragments %v, want one of 3 rows", frags)
 	}
 }
 
