@@ -518,6 +518,18 @@ func build(in *buildInput) (*buildResult, error) {
 	return res, nil
 }
 
+// checkCopiedFlags: a restore or a clone publishes the flags of m, so this
+// build must be able to both read and write m.
+func checkCopiedFlags(m *pb.Manifest, verb string) error {
+	if err := flags.CheckRead(m.GetReaderFeatureFlags(), m.GetWriterFeatureFlags()); err != nil {
+		return fmt.Errorf("cannot %s version %d: %w", verb, m.GetVersion(), err)
+	}
+	if err := flags.CheckWrite(m.GetReaderFeatureFlags(), m.GetWriterFeatureFlags()); err != nil {
+		return fmt.Errorf("cannot %s version %d: %w", verb, m.GetVersion(), err)
+	}
+	return nil
+}
+
 // buildRestore: the new manifest is the target manifest with version =
 // latest+1, a fresh timestamp and transaction, the larger fragment-id and
 // row-id high-water marks, the target's writer_version, and flags recomputed
@@ -528,11 +540,8 @@ func buildRestore(in *buildInput) (*buildResult, error) {
 	if target == nil {
 		return nil, fmt.Errorf("%w: Restore without its target manifest", ErrInvalidTransaction)
 	}
-	if err := flags.CheckRead(target.GetReaderFeatureFlags(), target.GetWriterFeatureFlags()); err != nil {
-		return nil, fmt.Errorf("cannot restore version %d: %w", target.GetVersion(), err)
-	}
-	if err := flags.CheckWrite(target.GetReaderFeatureFlags(), target.GetWriterFeatureFlags()); err != nil {
-		return nil, fmt.Errorf("cannot restore version %d: %w", target.GetVersion(), err)
+	if err := checkCopiedFlags(target, "restore"); err != nil {
+		return nil, err
 	}
 	if usesStableRowIDs(cur) && !usesStableRowIDs(target) {
 		return nil, fmt.Errorf("%w: Cannot restore version %d: stable row ids were enabled after it, and turning them back off would let row addresses collide with ids this table has already used",
@@ -585,11 +594,8 @@ func buildClone(spec *CloneSpec, in *buildInput) (*buildResult, error) {
 	if src == nil {
 		return nil, fmt.Errorf("%w: Clone without a source manifest", ErrInvalidTransaction)
 	}
-	if err := flags.CheckRead(src.GetReaderFeatureFlags(), src.GetWriterFeatureFlags()); err != nil {
-		return nil, fmt.Errorf("cannot clone version %d: %w", src.GetVersion(), err)
-	}
-	if err := flags.CheckWrite(src.GetReaderFeatureFlags(), src.GetWriterFeatureFlags()); err != nil {
-		return nil, fmt.Errorf("cannot clone version %d: %w", src.GetVersion(), err)
+	if err := checkCopiedFlags(src, "clone"); err != nil {
+		return nil, err
 	}
 	m := proto.Clone(src).(*pb.Manifest)
 	in.version = src.GetVersion()

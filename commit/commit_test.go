@@ -215,17 +215,8 @@ func TestCommit_RefusesUnsupportedWriterFlags(t *testing.T) {
 	st := memStore(t)
 	r := mustCreate(t, st, fakeFrag("a", 1))
 	// Version 2 written by a newer writer with bit 12 in the writer word.
-	m := proto.Clone(r.Manifest).(*pb.Manifest)
-	m.Version = 2
-	m.WriterFeatureFlags |= flags.FragmentTree
-	data, err := manifest.Encode(m, nil, NewReserveFragments(1, 0).msg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreateIfAbsent(ctx, manifest.ManifestPath(manifest.V2, 2), data); err != nil {
-		t.Fatal(err)
-	}
-	_, err = Commit(ctx, st, appendTxn(2, fakeFrag("b", 1)), Options{})
+	publishFlags(t, st, r, r.Manifest.GetReaderFeatureFlags(), r.Manifest.GetWriterFeatureFlags()|flags.FragmentTree)
+	_, err := Commit(ctx, st, appendTxn(2, fakeFrag("b", 1)), Options{})
 	if !errors.Is(err, flags.ErrUnsupported) {
 		t.Fatalf("got %v", err)
 	}

@@ -122,13 +122,7 @@ func TestR55_UnknownBitsAreRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := memStore(t)
-			r := mustCreate(t, st, fakeFrag("a", 1))
-			m := proto.Clone(r.Manifest).(*pb.Manifest)
-			m.Version, m.ReaderFeatureFlags, m.WriterFeatureFlags = 2, tc.r, tc.w
-			data, _ := manifest.Encode(m, nil, NewReserveFragments(1, 0).msg)
-			if err := st.CreateIfAbsent(ctx, manifest.ManifestPath(manifest.V2, 2), data); err != nil {
-				t.Fatal(err)
-			}
+			publishFlags(t, st, mustCreate(t, st, fakeFrag("a", 1)), tc.r, tc.w)
 			_, err := Commit(ctx, st, appendTxn(2, fakeFrag("b", 1)), Options{})
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v", err)
@@ -274,13 +268,7 @@ func TestR59_NeverProduceHalfSetPair(t *testing.T) {
 	}{{"reader only", seedBits, 0}, {"writer only", 0, seedBits}, {"bit 8 reader only", flags.MixedDataFileVersions, 0}} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := memStore(t)
-			r := mustCreate(t, st, fakeFrag("a", 1))
-			m := proto.Clone(r.Manifest).(*pb.Manifest)
-			m.Version, m.ReaderFeatureFlags, m.WriterFeatureFlags = 2, tc.r, tc.w
-			data, _ := manifest.Encode(m, nil, NewReserveFragments(1, 0).msg)
-			if err := st.CreateIfAbsent(ctx, manifest.ManifestPath(manifest.V2, 2), data); err != nil {
-				t.Fatal(err)
-			}
+			publishFlags(t, st, mustCreate(t, st, fakeFrag("a", 1)), tc.r, tc.w)
 			for _, txn := range []*Transaction{appendTxn(2, fakeFrag("b", 1)), NewEnableZoneWriteSeeds(2), NewRestore(2, 1)} {
 				if _, err := Commit(ctx, st, txn, Options{EnableZoneWriteSeeds: true}); !errors.Is(err, flags.ErrHalfSet) {
 					t.Fatalf("%s on a half-set parent: %v", txn.Kind(), err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
@@ -157,4 +158,20 @@ func localStoreAt(t testing.TB, dir string) *store.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// publishFlags publishes the version after r's as another writer would:
+// r's manifest with the given reader and writer feature-flag words and a
+// ReserveFragments transaction inline.
+func publishFlags(t testing.TB, st Store, r *Result, readerFlags, writerFlags uint64) {
+	t.Helper()
+	m := proto.Clone(r.Manifest).(*pb.Manifest)
+	m.Version, m.ReaderFeatureFlags, m.WriterFeatureFlags = r.Version+1, readerFlags, writerFlags
+	data, err := manifest.Encode(m, nil, NewReserveFragments(r.Version, 0).msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateIfAbsent(context.Background(), manifest.ManifestPath(manifest.V2, m.Version), data); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -82,6 +82,21 @@ func (h *holder) hook(ctx context.Context, _ int) {
 	}
 }
 
+// appendReqs writes n data files into st (file i holds the value i) and
+// returns an append request of dataset "d" at read version 1 for each,
+// with the data-file paths.
+func appendReqs(t testing.TB, st commit.Store, n int, batch bool) ([]coordapi.CommitRequest, []string) {
+	t.Helper()
+	var reqs []coordapi.CommitRequest
+	var paths []string
+	for i := 0; i < n; i++ {
+		f := writeFile(t, st, int64(i))
+		reqs = append(reqs, appendReq(t, "d", 1, batch, f))
+		paths = append(paths, f.Files[0].Path)
+	}
+	return reqs, paths
+}
+
 // sendHeld sends reqs[0], waits until its commit is held, then sends the
 // others concurrently; it returns the answers in request order.
 func (ts *testServer) sendHeld(h *holder, reqs []coordapi.CommitRequest, paths []string) []answer {
@@ -168,13 +183,7 @@ func TestGroupCommit_MergesQueuedAppends(t *testing.T) {
 	ts := newTestServer(t, Config{BatchWindow: -1, beforeCommit: h.hook})
 	h.srv = ts.Server
 	st := ts.createDataset(t, "d")
-	var reqs []coordapi.CommitRequest
-	var paths []string
-	for i := 0; i < n; i++ {
-		f := writeFile(t, st, int64(i))
-		reqs = append(reqs, appendReq(t, "d", 1, true, f))
-		paths = append(paths, f.Files[0].Path)
-	}
+	reqs, paths := appendReqs(t, st, n, true)
 	answers := ts.sendHeld(h, reqs, paths)
 	versions := map[uint64]int{}
 	for _, a := range answers {
@@ -209,13 +218,7 @@ func TestGroupCommit_WindowCollectsConcurrentAppends(t *testing.T) {
 	const n = 6
 	ts := newTestServer(t, Config{BatchWindow: time.Minute, MaxBatch: n})
 	st := ts.createDataset(t, "d")
-	var reqs []coordapi.CommitRequest
-	var paths []string
-	for i := 0; i < n; i++ {
-		f := writeFile(t, st, int64(i))
-		reqs = append(reqs, appendReq(t, "d", 1, true, f))
-		paths = append(paths, f.Files[0].Path)
-	}
+	reqs, paths := appendReqs(t, st, n, true)
 	answers := ts.sendAll(reqs, paths)
 	for _, a := range answers {
 		if a.err != nil || a.res.Version != 2 || a.res.BatchSize != n {
@@ -244,13 +247,7 @@ func TestGroupCommit_NotBatchedWithoutPermission(t *testing.T) {
 			ts := newTestServer(t, tc.cfg)
 			h.srv = ts.Server
 			st := ts.createDataset(t, "d")
-			var reqs []coordapi.CommitRequest
-			var paths []string
-			for i := 0; i < n; i++ {
-				f := writeFile(t, st, int64(i))
-				reqs = append(reqs, appendReq(t, "d", 1, tc.batch, f))
-				paths = append(paths, f.Files[0].Path)
-			}
+			reqs, paths := appendReqs(t, st, n, tc.batch)
 			answers := ts.sendHeld(h, reqs, paths)
 			seen := map[uint64]bool{}
 			for _, a := range answers {
@@ -366,13 +363,7 @@ func TestGroupCommit_OutcomeUnknownIsNotRetried(t *testing.T) {
 		}})
 	h.srv = ts.Server
 	st := ts.createDataset(t, "d")
-	var reqs []coordapi.CommitRequest
-	var paths []string
-	for i := 0; i < n; i++ {
-		f := writeFile(t, st, int64(i))
-		reqs = append(reqs, appendReq(t, "d", 1, true, f))
-		paths = append(paths, f.Files[0].Path)
-	}
+	reqs, paths := appendReqs(t, st, n, true)
 	answers := ts.sendHeld(h, reqs, paths)
 	unknown := 0
 	for _, a := range answers {

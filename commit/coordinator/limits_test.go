@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lancekeeper/lancekeeper/commit/coordapi"
+	"github.com/lancekeeper/lancekeeper/store"
 )
 
 // TestDatasetNamesThatEscapeTheRoot: every spelling of a name that could
@@ -320,24 +321,9 @@ func TestGracefulShutdownDrains(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	entered := make(chan struct{})
-	s, err := New(context.Background(), Config{Roots: []Root{{URL: t.TempDir() + "/root"}}, Logger: quietLogger(), BatchWindow: -1,
+	ts, st, cancel, served := startServing(t, Config{BatchWindow: -1,
 		beforeCommit: func(ctx context.Context, _ int) { once.Do(func() { close(entered); <-release }) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ts := &testServer{Server: s}
-	ts.Root, _ = s.RootStore("")
-	st := ts.createDataset(t, "d")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.URL = "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
-	waitHealthy(t, ts.URL)
+	s := ts.Server
 
 	answers := make(chan answer, n)
 	paths := make([]string, n)
@@ -392,24 +378,11 @@ func TestGracefulShutdownDrains(t *testing.T) {
 func TestShutdownTimeoutCancelsCommits(t *testing.T) {
 	entered := make(chan struct{})
 	var once sync.Once
-	s, err := New(context.Background(), Config{Roots: []Root{{URL: t.TempDir() + "/root"}}, Logger: quietLogger(), ShutdownTimeout: 50 * time.Millisecond,
+	ts, st, cancel, served := startServing(t, Config{ShutdownTimeout: 50 * time.Millisecond,
 		beforeCommit: func(ctx context.Context, _ int) {
 			once.Do(func() { close(entered) })
 			<-ctx.Done()
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ts := &testServer{Server: s}
-	ts.Root, _ = s.RootStore("")
-	st := ts.createDataset(t, "d")
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	ts.URL = "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
-	waitHealthy(t, ts.URL)
 	got := make(chan answer, 1)
 	go func() { got <- ts.post(appendReq(t, "d", 1, false, writeFile(t, st, 1))) }()
 	<-entered
@@ -423,6 +396,37 @@ func TestShutdownTimeoutCancelsCommits(t *testing.T) {
 	if v := latest(t, st).Manifest.GetVersion(); v != 1 {
 		t.Fatalf("version %d after a cancelled commit", v)
 	}
+}
+
+// startServing starts a coordinator through Serve on a loopback listener
+// (not httptest), so that a test can stop it by cancelling Serve's
+// context, and creates dataset "d". It returns the server, the dataset's
+// store, the cancel function of Serve's context and Serve's result.
+func startServing(t *testing.T, cfg Config) (*testServer, *store.Store, context.CancelFunc, <-chan error) {
+	t.Helper()
+	cfg.Roots = []Root{{URL: t.TempDir() + "/root"}}
+	cfg.Logger = quietLogger()
+	s, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ts := &testServer{Server: s}
+	if ts.Root, err = s.RootStore(""); err != nil {
+		t.Fatal(err)
+	}
+	st := ts.createDataset(t, "d")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.URL = "http://" + ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	waitHealthy(t, ts.URL)
+	return ts, st, cancel, served
 }
 
 type recorder struct {
