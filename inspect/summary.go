@@ -448,6 +448,6 @@ func Versions(ctx context.Context, d *snapshot.Dataset, branch string) ([]Versio
 // rather than from the environment.
 func IsBadInput(err error) bool {
 	return errors.Is(err, manifest.ErrCorrupt) || errors.Is(err, manifest.ErrNotFound) ||
-		errors.Is(err, manifest.ErrMixedNaming) || errors.Is(err, snapshot.ErrRefNotFound) ||
+		errors.Is(err, manifest.ErrMixedNaming) || errors.Is(err, manifest.ErrRefNotFound) ||
 		errors.Is(err, snapshot.ErrInvalidRef) || errors.Is(err, store.ErrNotFound)
 }

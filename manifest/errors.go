@@ -44,3 +44,9 @@ func (e *FormatError) Unwrap() error { return e.Err }
 func formatErr(file string, off int64, format string, args ...any) *FormatError {
 	return &FormatError{File: file, Offset: off, Reason: fmt.Sprintf(format, args...)}
 }
+
+// ErrRefNotFound is wrapped when a tag or branch does not exist.
+var ErrRefNotFound = errors.New("ref not found")
+
+// ErrRefExists is wrapped when a tag or branch to be created already exists.
+var ErrRefExists = errors.New("ref already exists")

@@ -11,10 +11,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lancekeeper/lancekeeper/commit"
+	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/store"
 )
 
-// GetBranch reads one branch ref (§7.2). A missing ref wraps ErrRefNotFound.
+// GetBranch reads one branch ref (§7.2). A missing ref wraps manifest.ErrRefNotFound.
 func (d *Dataset) GetBranch(ctx context.Context, name string) (Branch, error) {
 	name = normBranch(name)
 	if err := ValidateBranchName(name); err != nil {
@@ -23,7 +24,7 @@ func (d *Dataset) GetBranch(ctx context.Context, name string) (Branch, error) {
 	data, err := d.st.Get(ctx, BranchRefPath(name))
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return Branch{}, fmt.Errorf("%w: branch %q does not exist in %s", ErrRefNotFound, name, d.uri)
+			return Branch{}, fmt.Errorf("%w: branch %q does not exist in %s", manifest.ErrRefNotFound, name, d.uri)
 		}
 		return Branch{}, err
 	}
@@ -124,7 +125,7 @@ func (d *Dataset) CreateBranch(ctx context.Context, name string, from Ref, opts 
 	if ok, err := d.st.Exists(ctx, BranchRefPath(name)); err != nil {
 		return Branch{}, nil, err
 	} else if ok {
-		return Branch{}, nil, fmt.Errorf("%w: branch %s already exists", ErrRefExists, name)
+		return Branch{}, nil, fmt.Errorf("%w: branch %s already exists", manifest.ErrRefExists, name)
 	}
 	src, err := d.Checkout(ctx, Options{Ref: from})
 	if err != nil {
@@ -163,7 +164,7 @@ func (d *Dataset) CreateBranch(ctx context.Context, name string, from Ref, opts 
 	if _, err := commit.Commit(ctx, bst, commit.NewClone(spec), copts); err != nil {
 		if errors.Is(err, commit.ErrDatasetExists) {
 			return Branch{}, nil, fmt.Errorf("%w: branch %s: %s already holds versions but has no ref file (left by an interrupted create?); remove that directory or pick another name: %w",
-				ErrRefExists, name, BranchRoot(name), err)
+				manifest.ErrRefExists, name, BranchRoot(name), err)
 		}
 		return Branch{}, nil, fmt.Errorf("create branch %s from %s: %w", name, from, err)
 	}
@@ -179,7 +180,7 @@ func (d *Dataset) CreateBranch(ctx context.Context, name string, from Ref, opts 
 	}
 	if err := d.st.CreateIfAbsent(ctx, BranchRefPath(name), EncodeBranch(br)); err != nil {
 		if errors.Is(err, store.ErrAlreadyExists) {
-			return Branch{}, nil, fmt.Errorf("%w: branch %s already exists", ErrRefExists, name)
+			return Branch{}, nil, fmt.Errorf("%w: branch %s already exists", manifest.ErrRefExists, name)
 		}
 		return Branch{}, nil, err
 	}

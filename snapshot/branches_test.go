@@ -136,7 +136,7 @@ func TestBranchCreateRefFile(t *testing.T) {
 		t.Errorf("versions of feat/x: %v %v", vs, err)
 	}
 	// Duplicate and bad names.
-	if _, _, err := d.CreateBranch(ctx, "feat/x", Ref{}, BranchOptions{}); !errors.Is(err, ErrRefExists) {
+	if _, _, err := d.CreateBranch(ctx, "feat/x", Ref{}, BranchOptions{}); !errors.Is(err, manifest.ErrRefExists) {
 		t.Errorf("duplicate branch: %v", err)
 	}
 	for _, bad := range []string{"main", "a..b", "x.lock", "/a"} {
@@ -161,7 +161,7 @@ func TestBranchCreateRefusesLeftoverTree(t *testing.T) {
 	}
 	hist := manifestBytes(t, dir)
 	_, _, err := d.CreateBranch(ctx, "b1", Ref{}, BranchOptions{})
-	if !errors.Is(err, ErrRefExists) {
+	if !errors.Is(err, manifest.ErrRefExists) {
 		t.Fatalf("err = %v", err)
 	}
 	assertHistoryUnchanged(t, hist, manifestBytes(t, dir))

@@ -106,8 +106,8 @@ func TestOpenCorpusTagsVersionsAndTags(t *testing.T) {
 			t.Errorf("checkout tag %s: version %d size %d", tag.Name, got.Version, got.Size())
 		}
 	}
-	if _, err := s.Dataset.Checkout(ctx, Options{Ref: Ref{Tag: "temp"}}); !errors.Is(err, ErrRefNotFound) {
-		t.Errorf("deleted tag temp: err = %v, want ErrRefNotFound", err)
+	if _, err := s.Dataset.Checkout(ctx, Options{Ref: Ref{Tag: "temp"}}); !errors.Is(err, manifest.ErrRefNotFound) {
+		t.Errorf("deleted tag temp: err = %v, want manifest.ErrRefNotFound", err)
 	}
 	if _, err := s.Dataset.Checkout(ctx, Options{Ref: Ref{Tag: "first", Version: 1}}); !errors.Is(err, ErrBadOptions) {
 		t.Errorf("tag+version: err = %v, want ErrBadOptions", err)
@@ -179,7 +179,7 @@ func TestBranchReadCorpus(t *testing.T) {
 	if len(main) != len(exp.Versions) || main[len(main)-1].Version != exp.LatestVersion {
 		t.Errorf("main versions = %+v", main)
 	}
-	if _, err := d.Checkout(ctx, Options{Ref: Ref{Branch: "nope"}}); !errors.Is(err, ErrRefNotFound) {
+	if _, err := d.Checkout(ctx, Options{Ref: Ref{Branch: "nope"}}); !errors.Is(err, manifest.ErrRefNotFound) {
 		t.Errorf("missing branch: err = %v", err)
 	}
 	if _, err := d.Checkout(ctx, Options{Ref: Ref{Branch: "a//b"}}); !errors.Is(err, ErrInvalidRef) {
@@ -322,25 +322,6 @@ func TestOpenRejectsMisnamedManifest(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), dir, Options{}); !errors.Is(err, manifest.ErrCorrupt) {
 		t.Fatalf("err = %v, want ErrCorrupt", err)
-	}
-}
-
-func TestRootPath(t *testing.T) {
-	abs, _ := filepath.Abs("x/y")
-	tests := []struct{ in, want string }{
-		{"/tmp/ds.lance", "/tmp/ds.lance"},
-		{"/tmp/ds.lance/", "/tmp/ds.lance"},
-		{"x/y", filepath.ToSlash(abs)},
-		{"file:///tmp/a/../ds", "/tmp/ds"},
-		{"s3://bucket/path/ds.lance?endpoint=http://h:1&region=x", "s3://bucket/path/ds.lance"},
-		{"s3://user:pw@bucket/ds/", "s3://bucket/ds"},
-		{"gs://b?prefix=p/q", "gs://b/p/q"},
-	}
-	for _, tt := range tests {
-		got, err := RootPath(tt.in)
-		if err != nil || got != tt.want {
-			t.Errorf("RootPath(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
-		}
 	}
 }
 

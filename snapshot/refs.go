@@ -29,12 +29,6 @@ const (
 // breaks the naming rules, and by every decoding error of a ref file.
 var ErrInvalidRef = errors.New("invalid ref")
 
-// ErrRefNotFound is wrapped when a tag or branch does not exist.
-var ErrRefNotFound = errors.New("ref not found")
-
-// ErrRefExists is wrapped when a tag or branch to be created already exists.
-var ErrRefExists = errors.New("ref already exists")
-
 // Tag is the content of a tag file _refs/tags/{name}.json (§7.1).
 type Tag struct {
 	// Name is the tag's name (from the file name; not stored in the JSON).

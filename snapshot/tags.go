@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/store"
 )
 
@@ -23,7 +24,7 @@ func (d *Dataset) now() time.Time {
 // nil restores the wall clock.
 func (d *Dataset) SetClock(clock func() time.Time) { d.clock = clock }
 
-// GetTag reads one tag (§7.1). A missing tag wraps ErrRefNotFound.
+// GetTag reads one tag (§7.1). A missing tag wraps manifest.ErrRefNotFound.
 func (d *Dataset) GetTag(ctx context.Context, name string) (Tag, error) {
 	if err := ValidateTagName(name); err != nil {
 		return Tag{}, err
@@ -31,7 +32,7 @@ func (d *Dataset) GetTag(ctx context.Context, name string) (Tag, error) {
 	data, err := d.st.Get(ctx, TagPath(name))
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return Tag{}, fmt.Errorf("%w: tag %q does not exist in %s", ErrRefNotFound, name, d.uri)
+			return Tag{}, fmt.Errorf("%w: tag %q does not exist in %s", manifest.ErrRefNotFound, name, d.uri)
 		}
 		return Tag{}, err
 	}
@@ -79,7 +80,7 @@ func (d *Dataset) target(ctx context.Context, ref Ref) (*Snapshot, error) {
 // CreateTag creates tag name pointing at the version ref selects (the
 // latest of its branch when ref.Version is 0), with createdAt = updatedAt =
 // now and the manifest's size. The file is written with create-if-absent:
-// an existing tag fails with an error wrapping ErrRefExists
+// an existing tag fails with an error wrapping manifest.ErrRefExists
 // ("tag {name} already exists"). No manifest is written or changed.
 func (d *Dataset) CreateTag(ctx context.Context, name string, ref Ref, metadata map[string]string) (Tag, error) {
 	if err := ValidateTagName(name); err != nil {
@@ -94,7 +95,7 @@ func (d *Dataset) CreateTag(ctx context.Context, name string, ref Ref, metadata 
 		ManifestSize: uint64(s.Size()), Metadata: copyMap(metadata)}
 	if err := d.st.CreateIfAbsent(ctx, TagPath(name), EncodeTag(t)); err != nil {
 		if errors.Is(err, store.ErrAlreadyExists) {
-			return Tag{}, fmt.Errorf("%w: tag %s already exists", ErrRefExists, name)
+			return Tag{}, fmt.Errorf("%w: tag %s already exists", manifest.ErrRefExists, name)
 		}
 		return Tag{}, err
 	}
@@ -103,7 +104,7 @@ func (d *Dataset) CreateTag(ctx context.Context, name string, ref Ref, metadata 
 
 // UpdateTag points an existing tag at the version ref selects. createdAt
 // and metadata are kept, updatedAt becomes now, manifestSize follows the
-// new version. A missing tag wraps ErrRefNotFound.
+// new version. A missing tag wraps manifest.ErrRefNotFound.
 func (d *Dataset) UpdateTag(ctx context.Context, name string, ref Ref) (Tag, error) {
 	old, err := d.GetTag(ctx, name)
 	if err != nil {
@@ -121,14 +122,14 @@ func (d *Dataset) UpdateTag(ctx context.Context, name string, ref Ref) (Tag, err
 	return t, nil
 }
 
-// DeleteTag removes a tag file. A missing tag wraps ErrRefNotFound.
+// DeleteTag removes a tag file. A missing tag wraps manifest.ErrRefNotFound.
 func (d *Dataset) DeleteTag(ctx context.Context, name string) error {
 	if err := ValidateTagName(name); err != nil {
 		return err
 	}
 	if err := d.st.Delete(ctx, TagPath(name)); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("%w: tag %q does not exist in %s", ErrRefNotFound, name, d.uri)
+			return fmt.Errorf("%w: tag %q does not exist in %s", manifest.ErrRefNotFound, name, d.uri)
 		}
 		return err
 	}

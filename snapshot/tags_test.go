@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/lancekeeper/lancekeeper/manifest"
 )
 
 func fixedClock(ts ...time.Time) func() time.Time {
@@ -62,7 +64,7 @@ func TestTagLifecycle(t *testing.T) {
 	if tag.Version != 2 || tag.Branch != "" || !tag.CreatedAt.Equal(t1) || !tag.UpdatedAt.Equal(t1) {
 		t.Fatalf("created %+v", tag)
 	}
-	if _, err := d.CreateTag(ctx, "v-2", Ref{Version: 3}, nil); !errors.Is(err, ErrRefExists) || err.Error() != "ref already exists: tag v-2 already exists" {
+	if _, err := d.CreateTag(ctx, "v-2", Ref{Version: 3}, nil); !errors.Is(err, manifest.ErrRefExists) || err.Error() != "ref already exists: tag v-2 already exists" {
 		t.Fatalf("duplicate create: %v", err)
 	}
 	if got, _ := d.GetTag(ctx, "v-2"); got.Version != 2 {
@@ -97,10 +99,10 @@ func TestTagLifecycle(t *testing.T) {
 	if err := d.DeleteTag(ctx, "v-2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.DeleteTag(ctx, "v-2"); !errors.Is(err, ErrRefNotFound) {
+	if err := d.DeleteTag(ctx, "v-2"); !errors.Is(err, manifest.ErrRefNotFound) {
 		t.Errorf("second delete: %v", err)
 	}
-	if _, err := d.UpdateTag(ctx, "nope", Ref{Version: 1}); !errors.Is(err, ErrRefNotFound) {
+	if _, err := d.UpdateTag(ctx, "nope", Ref{Version: 1}); !errors.Is(err, manifest.ErrRefNotFound) {
 		t.Errorf("update missing: %v", err)
 	}
 	if _, err := d.CreateTag(ctx, "bad..name", Ref{}, nil); !errors.Is(err, ErrInvalidRef) {

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lancekeeper/lancekeeper/commit/coordinator"
+	"github.com/lancekeeper/lancekeeper/coordinator"
 )
 
 // Serve is `lancekeeper serve`.

@@ -92,8 +92,8 @@ func (k kvFlags) Set(s string) error {
 // 1 (fail makes a feature-flag refusal 3).
 func snapshotCode(err error) int {
 	switch {
-	case errors.Is(err, snapshot.ErrInvalidRef), errors.Is(err, snapshot.ErrRefNotFound),
-		errors.Is(err, snapshot.ErrRefExists), errors.Is(err, snapshot.ErrBadOptions),
+	case errors.Is(err, snapshot.ErrInvalidRef), errors.Is(err, manifest.ErrRefNotFound),
+		errors.Is(err, manifest.ErrRefExists), errors.Is(err, snapshot.ErrBadOptions),
 		errors.Is(err, manifest.ErrNotFound), errors.Is(err, manifest.ErrCorrupt),
 		errors.Is(err, manifest.ErrMixedNaming), errors.Is(err, commit.ErrDatasetExists),
 		errors.Is(err, commit.ErrDatasetNotFound), errors.Is(err, commit.ErrInvalidTransaction):

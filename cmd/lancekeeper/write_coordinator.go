@@ -9,8 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/lancekeeper/lancekeeper/commit"
-	"github.com/lancekeeper/lancekeeper/commit/coordapi"
-	"github.com/lancekeeper/lancekeeper/commit/coordclient"
+	coordapi "github.com/lancekeeper/lancekeeper/coordinator/api"
+	coordclient "github.com/lancekeeper/lancekeeper/coordinator/client"
 )
 
 // tokenEnv names the variable holding the bearer token a client sends.

@@ -23,8 +23,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lancekeeper/lancekeeper/commit"
-	"github.com/lancekeeper/lancekeeper/commit/coordclient"
-	"github.com/lancekeeper/lancekeeper/commit/coordinator"
+	"github.com/lancekeeper/lancekeeper/coordinator"
+	coordclient "github.com/lancekeeper/lancekeeper/coordinator/client"
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lancekeeper/lancekeeper/commit/coordinator"
+	"github.com/lancekeeper/lancekeeper/coordinator"
 )
 
 // TestLoad_32Clients: 32 concurrent clients × 200 appends each (override

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/lancekeeper/lancekeeper/commit"
-	"github.com/lancekeeper/lancekeeper/commit/coordclient"
-	"github.com/lancekeeper/lancekeeper/commit/coordinator"
+	"github.com/lancekeeper/lancekeeper/coordinator"
+	coordclient "github.com/lancekeeper/lancekeeper/coordinator/client"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 	"github.com/lancekeeper/lancekeeper/tests/s3util"

@@ -84,7 +84,7 @@ func testLifecycle(t *testing.T, srv *s3util.Server) {
 	if _, err := d.CreateTag(ctx, "before-delete", snapshot.Ref{Version: 2}, map[string]string{"by": "s3 suite"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.CreateTag(ctx, "before-delete", snapshot.Ref{Version: 1}, nil); !errors.Is(err, snapshot.ErrRefExists) {
+	if _, err := d.CreateTag(ctx, "before-delete", snapshot.Ref{Version: 1}, nil); !errors.Is(err, manifest.ErrRefExists) {
 		t.Fatalf("duplicate tag: want ErrRefExists (a conditional create refused by the server), got %v", err)
 	}
 	if _, err := d.CreateTag(ctx, "moving", snapshot.Ref{Version: 1}, nil); err != nil {

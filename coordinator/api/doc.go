@@ -9,4 +9,4 @@
 // fields, index metadata) are encoded with protojson using the .proto field
 // names, so uint64 fields are JSON strings. docs/coordinator.md and
 // docs/coordinator.openapi.yaml describe the protocol for non-Go clients.
-package coordapi
+package api

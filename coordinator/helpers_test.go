@@ -18,7 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lancekeeper/lancekeeper/commit"
-	"github.com/lancekeeper/lancekeeper/commit/coordapi"
+	coordapi "github.com/lancekeeper/lancekeeper/coordinator/api"
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"

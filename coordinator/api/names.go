@@ -1,4 +1,4 @@
-package coordapi
+package api
 
 import (
 	"errors"

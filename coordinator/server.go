@@ -23,8 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/lancekeeper/lancekeeper/commit/coordapi"
-	"github.com/lancekeeper/lancekeeper/snapshot"
+	coordapi "github.com/lancekeeper/lancekeeper/coordinator/api"
 	"github.com/lancekeeper/lancekeeper/store"
 )
 
@@ -55,7 +54,7 @@ type Server struct {
 
 type root struct {
 	name  string
-	url   string // as reported to clients (snapshot.RootPath form)
+	url   string // as reported to clients (store.RootPath form)
 	st    *store.Store
 	owned bool
 }
@@ -104,7 +103,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("%w: root %q: %w", ErrBadConfig, name, err)
 		}
 		r.url = rc.URL
-		if p, err := snapshot.RootPath(rc.URL); err == nil {
+		if p, err := store.RootPath(rc.URL); err == nil {
 			r.url = p
 		}
 		if r.url == "" {

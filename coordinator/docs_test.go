@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lancekeeper/lancekeeper/commit/coordapi"
+	coordapi "github.com/lancekeeper/lancekeeper/coordinator/api"
 )
 
 // apiConstants returns the string constants of package coordapi whose

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/lancekeeper/lancekeeper/commit"
-	"github.com/lancekeeper/lancekeeper/commit/coordapi"
+	coordapi "github.com/lancekeeper/lancekeeper/coordinator/api"
 	"github.com/lancekeeper/lancekeeper/flags"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 )

@@ -8,7 +8,7 @@
 // WriteArrow is the client half of `lancekeeper write --coordinator`: it
 // writes data files directly to the dataset's store (commit.WriteFragments)
 // and asks the coordinator to commit them.
-package coordclient
+package client
 
 import (
 	"bytes"
@@ -27,9 +27,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lancekeeper/lancekeeper/commit"
-	"github.com/lancekeeper/lancekeeper/commit/coordapi"
+	coordapi "github.com/lancekeeper/lancekeeper/coordinator/api"
+	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
-	"github.com/lancekeeper/lancekeeper/snapshot"
+	"github.com/lancekeeper/lancekeeper/store"
 )
 
 // ErrUnauthorized is wrapped when the coordinator refused the token.
@@ -98,7 +99,7 @@ func New(baseURL string, opts Options) (*Client, error) {
 type Error struct {
 	Status    int
 	RequestID string
-	Body      coordapi.ErrorBody
+	Body      api.ErrorBody
 }
 
 func (e *Error) Error() string {
@@ -109,39 +110,39 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error {
 	b := e.Body
 	switch b.Code {
-	case coordapi.CodeConflict:
+	case api.CodeConflict:
 		if c := b.Conflict; c != nil {
 			return &commit.ConflictError{Op: c.Operation, ConcurrentOp: c.ConcurrentOperation, Version: c.Version, Retryable: c.Retryable, Reason: c.Reason}
 		}
 		return commit.ErrConflict
-	case coordapi.CodeRequirementFailed:
+	case api.CodeRequirementFailed:
 		if r := b.Requirement; r != nil {
 			return &commit.RequirementError{Requirement: r.Requirement, Latest: r.Latest, Detail: r.Detail}
 		}
 		return commit.ErrRequirement
-	case coordapi.CodeTooManyRetries:
+	case api.CodeTooManyRetries:
 		return commit.ErrTooManyRetries
-	case coordapi.CodeCommitOutcome:
+	case api.CodeCommitOutcome:
 		return commit.ErrCommitOutcomeUnknown
-	case coordapi.CodeDatasetExists:
+	case api.CodeDatasetExists:
 		return commit.ErrDatasetExists
-	case coordapi.CodeDatasetNotFound:
+	case api.CodeDatasetNotFound:
 		return commit.ErrDatasetNotFound
-	case coordapi.CodeSeedsNotEnabled:
+	case api.CodeSeedsNotEnabled:
 		return commit.ErrSeedsNotEnabled
-	case coordapi.CodeInvalidTransaction, coordapi.CodeDataFileNotFound:
+	case api.CodeInvalidTransaction, api.CodeDataFileNotFound:
 		return commit.ErrInvalidTransaction
-	case coordapi.CodeTagExists:
-		return snapshot.ErrRefExists
-	case coordapi.CodeInvalidDatasetName:
-		return coordapi.ErrInvalidDatasetName
-	case coordapi.CodeUnauthorized:
+	case api.CodeTagExists:
+		return manifest.ErrRefExists
+	case api.CodeInvalidDatasetName:
+		return api.ErrInvalidDatasetName
+	case api.CodeUnauthorized:
 		return ErrUnauthorized
-	case coordapi.CodeTooManyRequests, coordapi.CodeShuttingDown:
+	case api.CodeTooManyRequests, api.CodeShuttingDown:
 		return ErrBusy
 	}
-	if e.Status == http.StatusNotFound && b.Code == coordapi.CodeNotFound {
-		return snapshot.ErrRefNotFound
+	if e.Status == http.StatusNotFound && b.Code == api.CodeNotFound {
+		return manifest.ErrRefNotFound
 	}
 	return nil
 }
@@ -198,12 +199,12 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 			}
 			return nil
 		}
-		e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get(coordapi.HeaderRequestID)}
-		var er coordapi.ErrorResponse
+		e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get(api.HeaderRequestID)}
+		var er api.ErrorResponse
 		if json.Unmarshal(data, &er) == nil && er.Error.Code != "" {
 			e.Body = er.Error
 		} else {
-			e.Body = coordapi.ErrorBody{Code: "http_" + strconv.Itoa(resp.StatusCode), Message: strings.TrimSpace(string(data[:min(len(data), 512)]))}
+			e.Body = api.ErrorBody{Code: "http_" + strconv.Itoa(resp.StatusCode), Message: strings.TrimSpace(string(data[:min(len(data), 512)]))}
 		}
 		busy := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
 		if !busy || busyRetries < 0 || attempt >= busyRetries {
@@ -247,15 +248,15 @@ func (c *Client) rootQuery() url.Values {
 }
 
 // Commit sends a commit request as is (Root defaults to the client's).
-func (c *Client) Commit(ctx context.Context, req coordapi.CommitRequest) (*coordapi.CommitResponse, error) {
-	if err := coordapi.ValidateDatasetName(req.Dataset); err != nil {
+func (c *Client) Commit(ctx context.Context, req api.CommitRequest) (*api.CommitResponse, error) {
+	if err := api.ValidateDatasetName(req.Dataset); err != nil {
 		return nil, err
 	}
 	if req.Root == "" {
 		req.Root = c.opts.Root
 	}
-	out := &coordapi.CommitResponse{}
-	if err := c.do(ctx, http.MethodPost, coordapi.PathCommit, nil, req, out); err != nil {
+	out := &api.CommitResponse{}
+	if err := c.do(ctx, http.MethodPost, api.PathCommit, nil, req, out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -271,21 +272,21 @@ type AppendOptions struct {
 	// Requirements are added to the request. Append always adds
 	// data_files_absent, so that a resend after an unknown outcome cannot
 	// commit the same files twice.
-	Requirements []coordapi.Requirement
+	Requirements []api.Requirement
 	Properties   map[string]string
 }
 
 // Append commits fragments whose data files the caller wrote under the
 // dataset's data/ directory.
-func (c *Client) Append(ctx context.Context, dataset string, readVersion uint64, frags []*pb.DataFragment, o AppendOptions) (*coordapi.CommitResponse, error) {
+func (c *Client) Append(ctx context.Context, dataset string, readVersion uint64, frags []*pb.DataFragment, o AppendOptions) (*api.CommitResponse, error) {
 	raw, err := EncodeMessages(frags)
 	if err != nil {
 		return nil, err
 	}
-	req := coordapi.CommitRequest{
-		Dataset: dataset, ReadVersion: readVersion, Operation: coordapi.Operation{Append: &coordapi.AppendOp{Fragments: raw}},
+	req := api.CommitRequest{
+		Dataset: dataset, ReadVersion: readVersion, Operation: api.Operation{Append: &api.AppendOp{Fragments: raw}},
 		AllowBatching: o.AllowBatching, EnableZoneWriteSeeds: o.EnableZoneWriteSeeds, Properties: o.Properties,
-		Requirements: append(append([]coordapi.Requirement(nil), o.Requirements...), coordapi.Requirement{Type: coordapi.RequireDataFilesAbsent}),
+		Requirements: append(append([]api.Requirement(nil), o.Requirements...), api.Requirement{Type: api.RequireDataFilesAbsent}),
 	}
 	return c.Commit(ctx, req)
 }
@@ -307,8 +308,8 @@ func EncodeMessages[M proto.Message](msgs []M) ([]json.RawMessage, error) {
 }
 
 // Summary returns the latest version of a dataset and its manifest summary.
-func (c *Client) Summary(ctx context.Context, dataset string) (*coordapi.DatasetSummary, error) {
-	out := &coordapi.DatasetSummary{}
+func (c *Client) Summary(ctx context.Context, dataset string) (*api.DatasetSummary, error) {
+	out := &api.DatasetSummary{}
 	if err := c.do(ctx, http.MethodGet, datasetPath(dataset, ""), c.rootQuery(), nil, out); err != nil {
 		return nil, err
 	}
@@ -317,7 +318,7 @@ func (c *Client) Summary(ctx context.Context, dataset string) (*coordapi.Dataset
 
 // Versions returns up to limit versions after version after (0, 0: the
 // first page of the server's default size).
-func (c *Client) Versions(ctx context.Context, dataset string, after uint64, limit int) (*coordapi.VersionsResponse, error) {
+func (c *Client) Versions(ctx context.Context, dataset string, after uint64, limit int) (*api.VersionsResponse, error) {
 	q := c.rootQuery()
 	if q == nil {
 		q = url.Values{}
@@ -328,7 +329,7 @@ func (c *Client) Versions(ctx context.Context, dataset string, after uint64, lim
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	out := &coordapi.VersionsResponse{}
+	out := &api.VersionsResponse{}
 	if err := c.do(ctx, http.MethodGet, datasetPath(dataset, "/versions"), q, nil, out); err != nil {
 		return nil, err
 	}
@@ -336,8 +337,8 @@ func (c *Client) Versions(ctx context.Context, dataset string, after uint64, lim
 }
 
 // AllVersions pages through every version.
-func (c *Client) AllVersions(ctx context.Context, dataset string) ([]coordapi.Version, error) {
-	var out []coordapi.Version
+func (c *Client) AllVersions(ctx context.Context, dataset string) ([]api.Version, error) {
+	var out []api.Version
 	var after uint64
 	for {
 		page, err := c.Versions(ctx, dataset, after, 10000)
@@ -353,8 +354,8 @@ func (c *Client) AllVersions(ctx context.Context, dataset string) ([]coordapi.Ve
 }
 
 // Tags lists the dataset's tags.
-func (c *Client) Tags(ctx context.Context, dataset string) ([]coordapi.Tag, error) {
-	out := &coordapi.TagsResponse{}
+func (c *Client) Tags(ctx context.Context, dataset string) ([]api.Tag, error) {
+	out := &api.TagsResponse{}
 	if err := c.do(ctx, http.MethodGet, datasetPath(dataset, "/tags"), c.rootQuery(), nil, out); err != nil {
 		return nil, err
 	}
@@ -362,9 +363,9 @@ func (c *Client) Tags(ctx context.Context, dataset string) ([]coordapi.Tag, erro
 }
 
 // CreateTag tags a version of main (0: the latest).
-func (c *Client) CreateTag(ctx context.Context, dataset, name string, version uint64, metadata map[string]string) (*coordapi.Tag, error) {
-	out := &coordapi.Tag{}
-	in := coordapi.CreateTagRequest{Name: name, Version: version, Metadata: metadata}
+func (c *Client) CreateTag(ctx context.Context, dataset, name string, version uint64, metadata map[string]string) (*api.Tag, error) {
+	out := &api.Tag{}
+	in := api.CreateTagRequest{Name: name, Version: version, Metadata: metadata}
 	if err := c.do(ctx, http.MethodPost, datasetPath(dataset, "/tags"), c.rootQuery(), in, out); err != nil {
 		return nil, err
 	}
@@ -379,9 +380,9 @@ func (c *Client) DeleteTag(ctx context.Context, dataset, name string) error {
 // EnableZoneWriteSeeds commits the explicit activation of
 // FLAG_ZONE_WRITE_SEEDS. expectedVersion, when non-zero, must still be the
 // latest version. AlreadyEnabled in the answer says nothing was written.
-func (c *Client) EnableZoneWriteSeeds(ctx context.Context, dataset string, expectedVersion uint64) (*coordapi.CommitResponse, error) {
-	out := &coordapi.CommitResponse{}
-	in := coordapi.EnableSeedsRequest{ExpectedVersion: expectedVersion}
+func (c *Client) EnableZoneWriteSeeds(ctx context.Context, dataset string, expectedVersion uint64) (*api.CommitResponse, error) {
+	out := &api.CommitResponse{}
+	in := api.EnableSeedsRequest{ExpectedVersion: expectedVersion}
 	if err := c.do(ctx, http.MethodPost, datasetPath(dataset, "/seeds/enable"), c.rootQuery(), in, out); err != nil {
 		return nil, err
 	}
@@ -389,9 +390,9 @@ func (c *Client) EnableZoneWriteSeeds(ctx context.Context, dataset string, expec
 }
 
 // Roots lists the coordinator's roots.
-func (c *Client) Roots(ctx context.Context) ([]coordapi.RootInfo, error) {
-	out := &coordapi.RootsResponse{}
-	if err := c.do(ctx, http.MethodGet, coordapi.PathRoots, nil, nil, out); err != nil {
+func (c *Client) Roots(ctx context.Context) ([]api.RootInfo, error) {
+	out := &api.RootsResponse{}
+	if err := c.do(ctx, http.MethodGet, api.PathRoots, nil, nil, out); err != nil {
 		return nil, err
 	}
 	return out.Roots, nil
@@ -399,8 +400,8 @@ func (c *Client) Roots(ctx context.Context) ([]coordapi.RootInfo, error) {
 
 // Health returns the coordinator's health status ("ok" or "draining").
 func (c *Client) Health(ctx context.Context) (string, error) {
-	out := &coordapi.Health{}
-	err := c.send(ctx, http.MethodGet, coordapi.PathHealth, nil, nil, out, -1)
+	out := &api.Health{}
+	err := c.send(ctx, http.MethodGet, api.PathHealth, nil, nil, out, -1)
 	if errors.Is(err, ErrBusy) {
 		return "draining", nil
 	}
@@ -413,23 +414,23 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // DatasetName finds the root a dataset URL (a local path or a store URL, as
 // the client opens it) lies under and returns the root's name and the
 // dataset's name relative to it. Both sides are compared in
-// snapshot.RootPath form (absolute local paths; scheme://host/path without
+// store.RootPath form (absolute local paths; scheme://host/path without
 // query), so that "the client's dataset URL" and "the coordinator's root
 // plus the dataset name" are checked to be the same place.
-func DatasetName(roots []coordapi.RootInfo, datasetURL string) (root, name string, err error) {
-	p, err := snapshot.RootPath(datasetURL)
+func DatasetName(roots []api.RootInfo, datasetURL string) (root, name string, err error) {
+	p, err := store.RootPath(datasetURL)
 	if err != nil {
 		return "", "", err
 	}
 	for _, r := range roots {
-		rp, err := snapshot.RootPath(r.URL)
+		rp, err := store.RootPath(r.URL)
 		if err != nil {
 			continue
 		}
 		rp = strings.TrimRight(rp, "/")
 		if rest, ok := strings.CutPrefix(p, rp+"/"); ok {
 			rest = strings.Trim(rest, "/")
-			if err := coordapi.ValidateDatasetName(rest); err != nil {
+			if err := api.ValidateDatasetName(rest); err != nil {
 				return "", "", fmt.Errorf("dataset %s lies under root %q (%s), but %w", datasetURL, r.Name, r.URL, err)
 			}
 			return r.Name, rest, nil

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lancekeeper/lancekeeper/commit"
-	"github.com/lancekeeper/lancekeeper/commit/coordapi"
+	coordapi "github.com/lancekeeper/lancekeeper/coordinator/api"
 	"github.com/lancekeeper/lancekeeper/flags"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/snapshot"
@@ -347,11 +347,11 @@ func (s *Server) classify(err error) (int, coordapi.ErrorBody) {
 		return set(http.StatusConflict, coordapi.CodeTooManyRetries)
 	case errors.Is(err, commit.ErrDatasetExists):
 		return set(http.StatusConflict, coordapi.CodeDatasetExists)
-	case errors.Is(err, snapshot.ErrRefExists):
+	case errors.Is(err, manifest.ErrRefExists):
 		return set(http.StatusConflict, coordapi.CodeTagExists)
 	case errors.Is(err, commit.ErrDatasetNotFound):
 		return set(http.StatusNotFound, coordapi.CodeDatasetNotFound)
-	case errors.Is(err, snapshot.ErrRefNotFound):
+	case errors.Is(err, manifest.ErrRefNotFound):
 		return set(http.StatusNotFound, coordapi.CodeNotFound)
 	case errors.Is(err, commit.ErrSeedsNotEnabled):
 		return set(http.StatusBadRequest, coordapi.CodeSeedsNotEnabled)

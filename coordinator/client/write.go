@@ -1,4 +1,4 @@
-package coordclient
+package client
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/lancekeeper/lancekeeper/commit"
-	"github.com/lancekeeper/lancekeeper/commit/coordapi"
+	coordapi "github.com/lancekeeper/lancekeeper/coordinator/api"
 	"github.com/lancekeeper/lancekeeper/manifest"
 )
 

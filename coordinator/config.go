@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lancekeeper/lancekeeper/commit"
-	"github.com/lancekeeper/lancekeeper/commit/coordapi"
+	coordapi "github.com/lancekeeper/lancekeeper/coordinator/api"
 	"github.com/lancekeeper/lancekeeper/store"
 )
 

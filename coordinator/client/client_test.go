@@ -1,4 +1,4 @@
-package coordclient_test
+package client_test
 
 import (
 	"context"
@@ -19,11 +19,10 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/lancekeeper/lancekeeper/commit"
-	"github.com/lancekeeper/lancekeeper/commit/coordapi"
-	"github.com/lancekeeper/lancekeeper/commit/coordclient"
-	"github.com/lancekeeper/lancekeeper/commit/coordinator"
+	"github.com/lancekeeper/lancekeeper/coordinator"
+	coordapi "github.com/lancekeeper/lancekeeper/coordinator/api"
+	coordclient "github.com/lancekeeper/lancekeeper/coordinator/client"
 	"github.com/lancekeeper/lancekeeper/manifest"
-	"github.com/lancekeeper/lancekeeper/snapshot"
 	"github.com/lancekeeper/lancekeeper/store"
 )
 
@@ -259,10 +258,10 @@ func TestErrorsMatchTheLibrary(t *testing.T) {
 	if _, err := c.CreateTag(ctx, "d", "t", 1, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CreateTag(ctx, "d", "t", 1, nil); !errors.Is(err, snapshot.ErrRefExists) {
+	if _, err := c.CreateTag(ctx, "d", "t", 1, nil); !errors.Is(err, manifest.ErrRefExists) {
 		t.Fatalf("tag exists: %v", err)
 	}
-	if err := c.DeleteTag(ctx, "d", "nope"); !errors.Is(err, snapshot.ErrRefNotFound) {
+	if err := c.DeleteTag(ctx, "d", "nope"); !errors.Is(err, manifest.ErrRefNotFound) {
 		t.Fatalf("missing tag: %v", err)
 	}
 	bad, _ := coordclient.New(strings.TrimSuffix(c.BaseURL(), "/"), coordclient.Options{Token: "wrong-token-0123456789"})

@@ -1,4 +1,4 @@
-package coordapi
+package api
 
 // Error codes of ErrorBody.Code, with the HTTP status each is sent with.
 const (

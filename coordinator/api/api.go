@@ -1,4 +1,4 @@
-package coordapi
+package api
 
 import (
 	"encoding/json"

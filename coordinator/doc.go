@@ -20,7 +20,7 @@
 //
 // Security: bearer tokens (none configured means loopback-only), a request
 // body limit, HTTP timeouts, an allow-list rule for dataset names
-// (coordapi.ValidateDatasetName), and a per-dataset bound on pending
+// (api.ValidateDatasetName), and a per-dataset bound on pending
 // commits (429 with Retry-After). Shutdown drains: accepted commits are
 // finished and answered, new ones get 503. Metrics go to a per-server
 // Prometheus registry; logs to log/slog. See docs/coordinator.md.

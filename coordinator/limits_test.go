@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lancekeeper/lancekeeper/commit/coordapi"
+	coordapi "github.com/lancekeeper/lancekeeper/coordinator/api"
 	"github.com/lancekeeper/lancekeeper/store"
 )
 
