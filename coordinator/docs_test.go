@@ -20,7 +20,7 @@ func apiConstants(t *testing.T, prefix string) map[string]string {
 	t.Helper()
 	fset := token.NewFileSet()
 	out := map[string]string{}
-	files, err := filepath.Glob("../coordapi/*.go")
+	files, err := filepath.Glob("api/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,11 +60,11 @@ func apiConstants(t *testing.T, prefix string) map[string]string {
 // TestDocsCoverTheAPI: every endpoint path and every error code of the
 // wire protocol is in docs/coordinator.md and in the OpenAPI file.
 func TestDocsCoverTheAPI(t *testing.T) {
-	md, err := os.ReadFile("../../docs/coordinator.md")
+	md, err := os.ReadFile("../docs/coordinator.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	oa, err := os.ReadFile("../../docs/coordinator.openapi.yaml")
+	oa, err := os.ReadFile("../docs/coordinator.openapi.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
