@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"gocloud.dev/blob"
 )
@@ -85,6 +86,8 @@ type File struct {
 	// reads inside this range are served from memory.
 	tail      []byte
 	tailStart int64
+
+	stats *IOStats
 }
 
 // OpenOptions tunes Open. The zero value is valid.
@@ -95,6 +98,29 @@ type OpenOptions struct {
 	// TailSize is the size of the first read from the end of the file;
 	// 0 means DefaultTailSize.
 	TailSize int
+	// Stats, when set, counts every read request the File makes of its
+	// storage and the bytes they return (opening included). One IOStats may
+	// be shared by many files (a scan passes one for all of them).
+	Stats *IOStats
+}
+
+// IOStats counts storage reads. It is safe for concurrent use.
+type IOStats struct {
+	Requests atomic.Int64 // range reads issued
+	Bytes    atomic.Int64 // bytes those reads returned
+}
+
+// countingSource adds every read of src to stats.
+type countingSource struct {
+	src   source
+	stats *IOStats
+}
+
+func (s countingSource) readRange(ctx context.Context, off, n int64) ([]byte, error) {
+	b, err := s.src.readRange(ctx, off, n)
+	s.stats.Requests.Add(1)
+	s.stats.Bytes.Add(int64(len(b)))
+	return b, err
 }
 
 // Open opens the Lance v2 data file at path in bucket. It asks the bucket for
@@ -114,11 +140,16 @@ func OpenWithOptions(ctx context.Context, bucket *blob.Bucket, path string, opts
 		}
 		size = attrs.Size
 	}
-	f, err := open(ctx, bucketSource{bucket: bucket, path: path}, size, opts.TailSize)
+	var src source = bucketSource{bucket: bucket, path: path}
+	if opts.Stats != nil {
+		src = countingSource{src: src, stats: opts.Stats}
+	}
+	f, err := open(ctx, src, size, opts.TailSize)
 	if err != nil {
 		return nil, withPath(err, path)
 	}
 	f.path = path
+	f.stats = opts.Stats
 	return f, nil
 }
 

@@ -1,0 +1,115 @@
+package datafile
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// RowRange is the half-open range [Start, End) of row offsets in a file.
+type RowRange struct{ Start, End uint64 }
+
+// Len is the number of rows in the range (0 when End <= Start).
+func (r RowRange) Len() uint64 {
+	if r.End <= r.Start {
+		return 0
+	}
+	return r.End - r.Start
+}
+
+// ReadRequest selects what ReadRows decodes.
+type ReadRequest struct {
+	// Fields are indexes into Schema().Fields of top-level fields, in the
+	// order the output record holds them. Nil means every top-level field.
+	Fields []int
+	// Ranges are the rows to decode: sorted, non-overlapping, non-empty,
+	// each inside [0, NumRows()). Nil means every row.
+	Ranges []RowRange
+	ReadOptions
+}
+
+// ReadRows decodes the requested fields for the requested rows into one
+// record; its rows are those of Ranges, in order, concatenated. It reads
+// only the storage that holds those rows: the pages (2.0) or the
+// mini-block chunks and full-zip spans (2.1+) that overlap a range, plus
+// the page metadata they need.
+func (f *File) ReadRows(ctx context.Context, req ReadRequest) (arrow.RecordBatch, error) {
+	top := f.schema.TopLevel()
+	fields := req.Fields
+	if fields == nil {
+		fields = top
+	}
+	isTop := make(map[int]bool, len(top))
+	for _, fi := range top {
+		isTop[fi] = true
+	}
+	for _, fi := range fields {
+		if !isTop[fi] {
+			return nil, fmt.Errorf("datafile: %s: ReadRows: field index %d is not a top-level field", f.path, fi)
+		}
+	}
+	ranges := req.Ranges
+	if ranges == nil {
+		ranges = []RowRange{{0, f.numRows}}
+	}
+	var total uint64
+	for i, r := range ranges {
+		if r.End <= r.Start || r.End > f.numRows || (i > 0 && r.Start < ranges[i-1].End) {
+			return nil, fmt.Errorf("datafile: %s: ReadRows: range %d [%d, %d) is empty, unsorted, overlapping or past the file's %d rows",
+				f.path, i, r.Start, r.End, f.numRows)
+		}
+		total += r.Len()
+	}
+	// 2.0: decode whole columns, then slice. (2.1+ decoding arrives with
+	// the page decoders.)
+	d, err := f.newDecoder(ctx, req.ReadOptions)
+	if err != nil {
+		return nil, err
+	}
+	afs := make([]arrow.Field, len(fields))
+	cols := make([]arrow.Array, len(fields))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, fi := range fields {
+		af, err := f.schema.arrowField(fi, 0)
+		if err != nil {
+			return nil, withPath(err, f.path)
+		}
+		afs[i] = af
+		whole, err := d.field(fi, af.Type)
+		if err != nil {
+			return nil, withPath(err, f.path)
+		}
+		if uint64(whole.Len()) != f.numRows {
+			whole.Release()
+			return nil, withPath(formatErr(ErrMalformed, "field "+f.schema.Fields[fi].Name, -1,
+				"column holds %d rows but the file has %d", whole.Len(), f.numRows), f.path)
+		}
+		if len(ranges) == 1 && ranges[0].Start == 0 && ranges[0].End == f.numRows {
+			cols[i] = whole
+			continue
+		}
+		parts := make([]arrow.Array, len(ranges))
+		for j, r := range ranges {
+			parts[j] = array.NewSlice(whole, int64(r.Start), int64(r.End))
+		}
+		cols[i], err = array.Concatenate(parts, d.mem)
+		for _, p := range parts {
+			p.Release()
+		}
+		whole.Release()
+		if err != nil {
+			return nil, fmt.Errorf("datafile: %s: ReadRows: %w", f.path, err)
+		}
+	}
+	md := arrow.MetadataFrom(f.schema.Metadata)
+	sch := arrow.NewSchema(afs, &md)
+	return array.NewRecordBatch(sch, cols, int64(total)), nil
+}
