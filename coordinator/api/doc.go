@@ -1,4 +1,4 @@
-// Package coordapi is the wire protocol of the lancekeeper commit
+// Package api is the wire protocol of the lancekeeper commit
 // coordinator (`lancekeeper serve`): the JSON request and response bodies,
 // the endpoint paths, the error codes, and the dataset-name rule that keeps
 // every dataset inside a configured root. It has no behaviour beyond

@@ -1,4 +1,4 @@
-// Package coordclient is the Go client of the lancekeeper commit
+// Package client is the Go client of the lancekeeper commit
 // coordinator (`lancekeeper serve`, package coordinator). It sends
 // transactions as JSON, retries answers that say the request was not
 // processed (429, 503) after their Retry-After, and turns error answers
@@ -99,7 +99,7 @@ func New(baseURL string, opts Options) (*Client, error) {
 type Error struct {
 	Status    int
 	RequestID string
-	Body      api.ErrorBody
+	Body      coordapi.ErrorBody
 }
 
 func (e *Error) Error() string {
@@ -110,38 +110,38 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error {
 	b := e.Body
 	switch b.Code {
-	case api.CodeConflict:
+	case coordapi.CodeConflict:
 		if c := b.Conflict; c != nil {
 			return &commit.ConflictError{Op: c.Operation, ConcurrentOp: c.ConcurrentOperation, Version: c.Version, Retryable: c.Retryable, Reason: c.Reason}
 		}
 		return commit.ErrConflict
-	case api.CodeRequirementFailed:
+	case coordapi.CodeRequirementFailed:
 		if r := b.Requirement; r != nil {
 			return &commit.RequirementError{Requirement: r.Requirement, Latest: r.Latest, Detail: r.Detail}
 		}
 		return commit.ErrRequirement
-	case api.CodeTooManyRetries:
+	case coordapi.CodeTooManyRetries:
 		return commit.ErrTooManyRetries
-	case api.CodeCommitOutcome:
+	case coordapi.CodeCommitOutcome:
 		return commit.ErrCommitOutcomeUnknown
-	case api.CodeDatasetExists:
+	case coordapi.CodeDatasetExists:
 		return commit.ErrDatasetExists
-	case api.CodeDatasetNotFound:
+	case coordapi.CodeDatasetNotFound:
 		return commit.ErrDatasetNotFound
-	case api.CodeSeedsNotEnabled:
+	case coordapi.CodeSeedsNotEnabled:
 		return commit.ErrSeedsNotEnabled
-	case api.CodeInvalidTransaction, api.CodeDataFileNotFound:
+	case coordapi.CodeInvalidTransaction, coordapi.CodeDataFileNotFound:
 		return commit.ErrInvalidTransaction
-	case api.CodeTagExists:
+	case coordapi.CodeTagExists:
 		return manifest.ErrRefExists
-	case api.CodeInvalidDatasetName:
-		return api.ErrInvalidDatasetName
-	case api.CodeUnauthorized:
+	case coordapi.CodeInvalidDatasetName:
+		return coordapi.ErrInvalidDatasetName
+	case coordapi.CodeUnauthorized:
 		return ErrUnauthorized
-	case api.CodeTooManyRequests, api.CodeShuttingDown:
+	case coordapi.CodeTooManyRequests, coordapi.CodeShuttingDown:
 		return ErrBusy
 	}
-	if e.Status == http.StatusNotFound && b.Code == api.CodeNotFound {
+	if e.Status == http.StatusNotFound && b.Code == coordapi.CodeNotFound {
 		return manifest.ErrRefNotFound
 	}
 	return nil
@@ -199,12 +199,12 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 			}
 			return nil
 		}
-		e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get(api.HeaderRequestID)}
-		var er api.ErrorResponse
+		e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get(coordapi.HeaderRequestID)}
+		var er coordapi.ErrorResponse
 		if json.Unmarshal(data, &er) == nil && er.Error.Code != "" {
 			e.Body = er.Error
 		} else {
-			e.Body = api.ErrorBody{Code: "http_" + strconv.Itoa(resp.StatusCode), Message: strings.TrimSpace(string(data[:min(len(data), 512)]))}
+			e.Body = coordapi.ErrorBody{Code: "http_" + strconv.Itoa(resp.StatusCode), Message: strings.TrimSpace(string(data[:min(len(data), 512)]))}
 		}
 		busy := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
 		if !busy || busyRetries < 0 || attempt >= busyRetries {
@@ -248,15 +248,15 @@ func (c *Client) rootQuery() url.Values {
 }
 
 // Commit sends a commit request as is (Root defaults to the client's).
-func (c *Client) Commit(ctx context.Context, req api.CommitRequest) (*api.CommitResponse, error) {
-	if err := api.ValidateDatasetName(req.Dataset); err != nil {
+func (c *Client) Commit(ctx context.Context, req coordapi.CommitRequest) (*coordapi.CommitResponse, error) {
+	if err := coordapi.ValidateDatasetName(req.Dataset); err != nil {
 		return nil, err
 	}
 	if req.Root == "" {
 		req.Root = c.opts.Root
 	}
-	out := &api.CommitResponse{}
-	if err := c.do(ctx, http.MethodPost, api.PathCommit, nil, req, out); err != nil {
+	out := &coordapi.CommitResponse{}
+	if err := c.do(ctx, http.MethodPost, coordapi.PathCommit, nil, req, out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -272,21 +272,21 @@ type AppendOptions struct {
 	// Requirements are added to the request. Append always adds
 	// data_files_absent, so that a resend after an unknown outcome cannot
 	// commit the same files twice.
-	Requirements []api.Requirement
+	Requirements []coordapi.Requirement
 	Properties   map[string]string
 }
 
 // Append commits fragments whose data files the caller wrote under the
 // dataset's data/ directory.
-func (c *Client) Append(ctx context.Context, dataset string, readVersion uint64, frags []*pb.DataFragment, o AppendOptions) (*api.CommitResponse, error) {
+func (c *Client) Append(ctx context.Context, dataset string, readVersion uint64, frags []*pb.DataFragment, o AppendOptions) (*coordapi.CommitResponse, error) {
 	raw, err := EncodeMessages(frags)
 	if err != nil {
 		return nil, err
 	}
-	req := api.CommitRequest{
-		Dataset: dataset, ReadVersion: readVersion, Operation: api.Operation{Append: &api.AppendOp{Fragments: raw}},
+	req := coordapi.CommitRequest{
+		Dataset: dataset, ReadVersion: readVersion, Operation: coordapi.Operation{Append: &coordapi.AppendOp{Fragments: raw}},
 		AllowBatching: o.AllowBatching, EnableZoneWriteSeeds: o.EnableZoneWriteSeeds, Properties: o.Properties,
-		Requirements: append(append([]api.Requirement(nil), o.Requirements...), api.Requirement{Type: api.RequireDataFilesAbsent}),
+		Requirements: append(append([]coordapi.Requirement(nil), o.Requirements...), coordapi.Requirement{Type: coordapi.RequireDataFilesAbsent}),
 	}
 	return c.Commit(ctx, req)
 }
@@ -308,8 +308,8 @@ func EncodeMessages[M proto.Message](msgs []M) ([]json.RawMessage, error) {
 }
 
 // Summary returns the latest version of a dataset and its manifest summary.
-func (c *Client) Summary(ctx context.Context, dataset string) (*api.DatasetSummary, error) {
-	out := &api.DatasetSummary{}
+func (c *Client) Summary(ctx context.Context, dataset string) (*coordapi.DatasetSummary, error) {
+	out := &coordapi.DatasetSummary{}
 	if err := c.do(ctx, http.MethodGet, datasetPath(dataset, ""), c.rootQuery(), nil, out); err != nil {
 		return nil, err
 	}
@@ -318,7 +318,7 @@ func (c *Client) Summary(ctx context.Context, dataset string) (*api.DatasetSumma
 
 // Versions returns up to limit versions after version after (0, 0: the
 // first page of the server's default size).
-func (c *Client) Versions(ctx context.Context, dataset string, after uint64, limit int) (*api.VersionsResponse, error) {
+func (c *Client) Versions(ctx context.Context, dataset string, after uint64, limit int) (*coordapi.VersionsResponse, error) {
 	q := c.rootQuery()
 	if q == nil {
 		q = url.Values{}
@@ -329,7 +329,7 @@ func (c *Client) Versions(ctx context.Context, dataset string, after uint64, lim
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	out := &api.VersionsResponse{}
+	out := &coordapi.VersionsResponse{}
 	if err := c.do(ctx, http.MethodGet, datasetPath(dataset, "/versions"), q, nil, out); err != nil {
 		return nil, err
 	}
@@ -337,8 +337,8 @@ func (c *Client) Versions(ctx context.Context, dataset string, after uint64, lim
 }
 
 // AllVersions pages through every version.
-func (c *Client) AllVersions(ctx context.Context, dataset string) ([]api.Version, error) {
-	var out []api.Version
+func (c *Client) AllVersions(ctx context.Context, dataset string) ([]coordapi.Version, error) {
+	var out []coordapi.Version
 	var after uint64
 	for {
 		page, err := c.Versions(ctx, dataset, after, 10000)
@@ -354,8 +354,8 @@ func (c *Client) AllVersions(ctx context.Context, dataset string) ([]api.Version
 }
 
 // Tags lists the dataset's tags.
-func (c *Client) Tags(ctx context.Context, dataset string) ([]api.Tag, error) {
-	out := &api.TagsResponse{}
+func (c *Client) Tags(ctx context.Context, dataset string) ([]coordapi.Tag, error) {
+	out := &coordapi.TagsResponse{}
 	if err := c.do(ctx, http.MethodGet, datasetPath(dataset, "/tags"), c.rootQuery(), nil, out); err != nil {
 		return nil, err
 	}
@@ -363,9 +363,9 @@ func (c *Client) Tags(ctx context.Context, dataset string) ([]api.Tag, error) {
 }
 
 // CreateTag tags a version of main (0: the latest).
-func (c *Client) CreateTag(ctx context.Context, dataset, name string, version uint64, metadata map[string]string) (*api.Tag, error) {
-	out := &api.Tag{}
-	in := api.CreateTagRequest{Name: name, Version: version, Metadata: metadata}
+func (c *Client) CreateTag(ctx context.Context, dataset, name string, version uint64, metadata map[string]string) (*coordapi.Tag, error) {
+	out := &coordapi.Tag{}
+	in := coordapi.CreateTagRequest{Name: name, Version: version, Metadata: metadata}
 	if err := c.do(ctx, http.MethodPost, datasetPath(dataset, "/tags"), c.rootQuery(), in, out); err != nil {
 		return nil, err
 	}
@@ -380,9 +380,9 @@ func (c *Client) DeleteTag(ctx context.Context, dataset, name string) error {
 // EnableZoneWriteSeeds commits the explicit activation of
 // FLAG_ZONE_WRITE_SEEDS. expectedVersion, when non-zero, must still be the
 // latest version. AlreadyEnabled in the answer says nothing was written.
-func (c *Client) EnableZoneWriteSeeds(ctx context.Context, dataset string, expectedVersion uint64) (*api.CommitResponse, error) {
-	out := &api.CommitResponse{}
-	in := api.EnableSeedsRequest{ExpectedVersion: expectedVersion}
+func (c *Client) EnableZoneWriteSeeds(ctx context.Context, dataset string, expectedVersion uint64) (*coordapi.CommitResponse, error) {
+	out := &coordapi.CommitResponse{}
+	in := coordapi.EnableSeedsRequest{ExpectedVersion: expectedVersion}
 	if err := c.do(ctx, http.MethodPost, datasetPath(dataset, "/seeds/enable"), c.rootQuery(), in, out); err != nil {
 		return nil, err
 	}
@@ -390,9 +390,9 @@ func (c *Client) EnableZoneWriteSeeds(ctx context.Context, dataset string, expec
 }
 
 // Roots lists the coordinator's roots.
-func (c *Client) Roots(ctx context.Context) ([]api.RootInfo, error) {
-	out := &api.RootsResponse{}
-	if err := c.do(ctx, http.MethodGet, api.PathRoots, nil, nil, out); err != nil {
+func (c *Client) Roots(ctx context.Context) ([]coordapi.RootInfo, error) {
+	out := &coordapi.RootsResponse{}
+	if err := c.do(ctx, http.MethodGet, coordapi.PathRoots, nil, nil, out); err != nil {
 		return nil, err
 	}
 	return out.Roots, nil
@@ -400,8 +400,8 @@ func (c *Client) Roots(ctx context.Context) ([]api.RootInfo, error) {
 
 // Health returns the coordinator's health status ("ok" or "draining").
 func (c *Client) Health(ctx context.Context) (string, error) {
-	out := &api.Health{}
-	err := c.send(ctx, http.MethodGet, api.PathHealth, nil, nil, out, -1)
+	out := &coordapi.Health{}
+	err := c.send(ctx, http.MethodGet, coordapi.PathHealth, nil, nil, out, -1)
 	if errors.Is(err, ErrBusy) {
 		return "draining", nil
 	}
@@ -417,7 +417,7 @@ func (c *Client) BaseURL() string { return c.base.String() }
 // store.RootPath form (absolute local paths; scheme://host/path without
 // query), so that "the client's dataset URL" and "the coordinator's root
 // plus the dataset name" are checked to be the same place.
-func DatasetName(roots []api.RootInfo, datasetURL string) (root, name string, err error) {
+func DatasetName(roots []coordapi.RootInfo, datasetURL string) (root, name string, err error) {
 	p, err := store.RootPath(datasetURL)
 	if err != nil {
 		return "", "", err
@@ -430,7 +430,7 @@ func DatasetName(roots []api.RootInfo, datasetURL string) (root, name string, er
 		rp = strings.TrimRight(rp, "/")
 		if rest, ok := strings.CutPrefix(p, rp+"/"); ok {
 			rest = strings.Trim(rest, "/")
-			if err := api.ValidateDatasetName(rest); err != nil {
+			if err := coordapi.ValidateDatasetName(rest); err != nil {
 				return "", "", fmt.Errorf("dataset %s lies under root %q (%s), but %w", datasetURL, r.Name, r.URL, err)
 			}
 			return r.Name, rest, nil
