@@ -179,6 +179,10 @@ type Writer struct {
 	seeds    []*seedState
 	closed   bool
 	stickErr error
+
+	// userBuffers are the extra global buffers added with AddGlobalBuffer;
+	// they take indexes 1..len(userBuffers), before the seed buffers.
+	userBuffers [][]byte
 }
 
 type seedState struct {
@@ -898,8 +902,16 @@ func (w *Writer) Close() (*WriteResult, error) {
 	}
 	res := &WriteResult{FileMajorVersion: V2_0.Major(), FileMinorVersion: V2_0.Minor(), NumRows: w.rows}
 
-	// Seeds: extra global buffers 1..n, locators in the schema metadata (spec §2.2).
+	// Extra global buffers: AddGlobalBuffer's first, then the seeds, whose
+	// locators go into the schema metadata (spec §2.2).
 	var extra []BufferRange
+	for _, b := range w.userBuffers {
+		r, err := w.writeBuffer(b)
+		if err != nil {
+			return nil, err
+		}
+		extra = append(extra, r)
+	}
 	for _, s := range w.seeds {
 		sr := SeedResult{Column: s.name, Err: s.err}
 		var enc *seedio.EncodedSeed
@@ -967,6 +979,32 @@ func (w *Writer) Close() (*WriteResult, error) {
 		res.ColumnIndices = append(res.ColumnIndices, int32(i))
 	}
 	return res, nil
+}
+
+// AddGlobalBuffer stores b as an extra global buffer of the file and
+// returns its index: 1 for the first buffer added, 2 for the next, and so
+// on (seed buffers follow them). The bytes are written by Close, 64-byte
+// aligned (spec §1.7 W1); b must not change until then.
+func (w *Writer) AddGlobalBuffer(b []byte) (uint32, error) {
+	if w.closed {
+		return 0, ErrWriterClosed
+	}
+	w.userBuffers = append(w.userBuffers, b)
+	return uint32(len(w.userBuffers)), nil
+}
+
+// SetSchemaMetadata sets one key of the file's schema metadata before
+// Close. Keys starting with "lance.seed." are refused: seed locators point
+// into this file's buffers and only the writer sets them.
+func (w *Writer) SetSchemaMetadata(key, value string) error {
+	if w.closed {
+		return ErrWriterClosed
+	}
+	if strings.HasPrefix(key, seedio.LocatorKeyPrefix) {
+		return fmt.Errorf("%w: schema metadata key %q is reserved for seed locators", ErrInvalidSchema, key)
+	}
+	w.lance.Metadata[key] = value
+	return nil
 }
 
 // writeBuffer0 writes the FileDescriptor without padding after it: the

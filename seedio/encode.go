@@ -129,6 +129,19 @@ func buildBoundArray(mem memory.Allocator, dt arrow.DataType, zones []ZoneStats,
 	return buildValues(mem, dt, vals)
 }
 
+// BuildValues builds an array of type dt (a type [SupportsBounds] accepts,
+// not a dictionary) from Go values as [ValueAt] returns them (nil = null).
+// A value of another Go type is an error wrapping ErrEncode. It is how
+// other formats that store bounds (e.g. a zone-map index file) build their
+// min/max columns.
+func BuildValues(mem memory.Allocator, dt arrow.DataType, vals []any) (arrow.Array, error) {
+	a, err := buildValues(mem, dt, vals)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrEncode, err)
+	}
+	return a, nil
+}
+
 // buildValues builds an array of type dt from Go values (nil = null).
 func buildValues(mem memory.Allocator, dt arrow.DataType, vals []any) (arrow.Array, error) {
 	bldr := array.NewBuilder(mem, dt)

@@ -21,6 +21,7 @@ import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { makeIpc } from "./ipc.mjs";
+import { indexCommands } from "./index.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const EXIT_DRIVER = 1;
@@ -73,7 +74,7 @@ function loadModules() {
 
 // ------------------------------------------------------------------ args
 
-const BOOLEAN_FLAGS = new Set(["stable-row-ids", "v1-paths", "replace", "delete-unverified", "deep", "brief", "overwrite", "delete-not-matched", "no-train"]);
+const BOOLEAN_FLAGS = new Set(["stable-row-ids", "v1-paths", "replace", "delete-unverified", "deep", "brief", "overwrite", "delete-not-matched", "no-train", "analyze"]);
 const REPEATED_FLAGS = new Set(["set", "sql", "storage-option", "column"]);
 
 function parseArgs(argv) {
@@ -703,6 +704,9 @@ const COMMANDS = {
   clone: cmdClone,
   script: cmdScript,
 };
+for (const [k, fn] of Object.entries(indexCommands({ Dataset, L, need, intArg, UsageError }))) {
+  if (!k.startsWith("_")) COMMANDS[k] = fn;
+}
 
 async function dispatch(mods, cmd, pos, flags) {
   const fn = COMMANDS[cmd];
