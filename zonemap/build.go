@@ -103,6 +103,11 @@ func FindColumn(m *pb.Manifest, name string) (Column, error) {
 		if f.GetParentId() != -1 || f.GetName() != name {
 			continue
 		}
+		for _, c := range m.GetFields() {
+			if c.GetParentId() == f.GetId() {
+				return Column{}, fmt.Errorf("%w: column %q is nested (%s)", ErrUnsupportedType, name, f.GetLogicalType())
+			}
+		}
 		sch := datafile.Schema{Fields: []datafile.Field{{Name: f.GetName(), ID: f.GetId(), ParentID: -1, LogicalType: f.GetLogicalType(), Nullable: f.GetNullable()}}}
 		as, err := sch.ArrowSchema()
 		if err != nil {

@@ -378,3 +378,78 @@ func Drop(ctx context.Context, st *store.Store, opts DropOptions) (*Result, erro
 	}
 	return &Result{Name: opts.Name, Removed: old, Commit: cr}, nil
 }
+
+// SegmentInfo describes one index segment of a version.
+type SegmentInfo struct {
+	Index *pb.IndexMetadata
+	Name  string
+	UUID  string
+	// ZoneMap reports a ZoneMap segment; Details are its details then.
+	ZoneMap bool
+	Details Details
+	// Fragments the segment covers (its fragment bitmap); nil when the
+	// bitmap is missing or unreadable.
+	Fragments []uint32
+	// Live counts the covered fragments that exist in the version.
+	Live int
+	// Verified, Zones and Err: with verification, a ZoneMap segment's file
+	// was read; Err says why it cannot be used.
+	Verified bool
+	Zones    int
+	Err      error
+}
+
+// Inspect describes every index segment of the manifest file f of the
+// dataset rooted at st; with verify each ZoneMap segment's file is read
+// and validated (ReadSegment).
+func Inspect(ctx context.Context, st *store.Store, f *manifest.File, verify bool) ([]SegmentInfo, error) {
+	m := f.Manifest
+	live := roaring.New()
+	for _, fr := range m.GetFragments() {
+		live.Add(uint32(fr.GetId()))
+	}
+	res, err := manifest.NewResolver(m)
+	if err != nil {
+		return nil, err
+	}
+	var out []SegmentInfo
+	for _, idx := range f.Indices() {
+		si := SegmentInfo{Index: idx, Name: idx.GetName(), ZoneMap: IsZoneMap(idx)}
+		si.UUID, _ = manifest.IndexUUID(idx)
+		if bm, err := fragmentBitmap(idx); err == nil {
+			si.Fragments = bm.ToArray()
+			si.Live = int(roaring.And(bm, live).GetCardinality())
+		}
+		if si.ZoneMap {
+			si.Details, si.Err = DecodeDetails(idx)
+			if verify && si.Err == nil {
+				si.Verified = true
+				var col Column
+				if len(idx.GetFields()) != 1 {
+					si.Err = fmt.Errorf("%w: the segment covers %d fields, want 1", ErrInvalidIndex, len(idx.GetFields()))
+				} else if col, si.Err = ColumnByID(m, idx.GetFields()[0]); si.Err == nil {
+					var seg *Segment
+					if seg, si.Err = readIndexSegment(ctx, st, res, idx, col, nil); si.Err == nil {
+						si.Zones = len(seg.Zones)
+						si.Err = checkCoverage(seg, idx)
+					}
+				}
+			}
+		}
+		out = append(out, si)
+	}
+	return out, nil
+}
+
+// checkCoverage checks that a segment's zones are for the fragments its
+// IndexMetadata says it covers.
+func checkCoverage(seg *Segment, idx *pb.IndexMetadata) error {
+	bm, err := fragmentBitmap(idx)
+	if err != nil {
+		return err
+	}
+	if got := seg.Fragments(); !got.Equals(bm) {
+		return fmt.Errorf("%w: the file has zones for fragments %v but the fragment bitmap lists %v", ErrInvalidIndex, got.ToArray(), bm.ToArray())
+	}
+	return nil
+}
