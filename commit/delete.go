@@ -77,12 +77,24 @@ func readDeletionVector(ctx context.Context, st Store, m *pb.Manifest, f *pb.Dat
 	if loc.Base == "" {
 		return manifest.ReadDeletionFile(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, d.GetFileType())
 	}
-	other, err := store.Open(ctx, loc.Base)
+	other, err := openBase(ctx, st, loc.Base)
 	if err != nil {
 		return nil, fmt.Errorf("deletion file of fragment %d in base %q: %w", f.GetId(), loc.Base, err)
 	}
 	defer other.Close()
 	return manifest.ReadDeletionFile(ctx, other.Bucket(), other.KeyPrefix()+loc.Path, d.GetFileType())
+}
+
+// openBase opens a base path of the dataset in st with the connection
+// options of st (store.Store.OpenBase); a Store that is not a *store.Store
+// (nor wraps one, exposing OpenBase) opens the base as recorded.
+func openBase(ctx context.Context, st Store, base string) (*store.Store, error) {
+	if bo, ok := st.(interface {
+		OpenBase(context.Context, string) (*store.Store, error)
+	}); ok {
+		return bo.OpenBase(ctx, base)
+	}
+	return store.Open(ctx, base)
 }
 
 // physicalRows returns a fragment's physical row count, opening its first

@@ -196,7 +196,7 @@ func refineIndexTypes(ctx context.Context, st *store.Store, f *manifest.File, s 
 			if err != nil {
 				return
 			}
-			fs = &files{root: st, bases: map[string]*store.Store{}, res: res}
+			fs = &files{bases: store.NewBases(st), res: res}
 			defer fs.close()
 		}
 		if kind, err := vectorIndexType(ctx, fs, idx); err == nil && kind != "" {

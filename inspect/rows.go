@@ -17,30 +17,18 @@ import (
 // files reads the data and deletion files a manifest references, opening
 // the stores of other bases (base_paths) on demand.
 type files struct {
-	root  *store.Store            // the dataset (or branch) root
-	bases map[string]*store.Store // opened base roots, by BasePath.path
+	bases *store.Bases // the dataset (or branch) root and the base roots
 	res   *manifest.Resolver
 }
 
-func (fs *files) close() {
-	for _, s := range fs.bases {
-		s.Close()
-	}
-}
+func (fs *files) close() { fs.bases.Close() }
 
 // storeFor returns the store a location lives in and the key inside it.
 func (fs *files) storeFor(ctx context.Context, loc manifest.Location) (*store.Store, string, error) {
-	if loc.Base == "" {
-		return fs.root, loc.Path, nil
-	}
-	if s, ok := fs.bases[loc.Base]; ok {
-		return s, loc.Path, nil
-	}
-	s, err := store.Open(ctx, loc.Base)
+	s, err := fs.bases.Store(ctx, loc.Base)
 	if err != nil {
 		return nil, "", fmt.Errorf("open base path %s: %w", loc.Base, err)
 	}
-	fs.bases[loc.Base] = s
 	return s, loc.Path, nil
 }
 

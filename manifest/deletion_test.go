@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/lancekeeper/lancekeeper/internal/flatbuf"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 )
 
@@ -263,17 +264,21 @@ func TestSpec4_7_ArrowHugeVectorLength(t *testing.T) {
 	n := uint64(len(data))
 	footLen := uint64(binary.LittleEndian.Uint32(data[n-10:]))
 	footStart := n - 10 - footLen
-	foot := fbBuf(data[footStart : n-10])
-	ft, err := foot.root()
+	ft, err := flatbuf.Root(data[footStart : n-10])
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema, _, err := ft.sub(1)
+	schema, _, err := ft.Table(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := schema.field(1)
-	q, _ := foot.indirect(p)
+	// The schema's fields vector: its length word lies 4 bytes before its
+	// first element.
+	start, _, _, err := schema.Vector(1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := start - 4
 	binary.LittleEndian.PutUint32(data[footStart+q:], 0x7fffffff)
 	if _, err := DecodeDeletionArrow("huge", data); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("err = %v, want ErrCorrupt", err)

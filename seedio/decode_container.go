@@ -1,28 +1,11 @@
 package seedio
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
-)
 
-// ipcMagic opens and closes every Arrow IPC file.
-var ipcMagic = []byte("ARROW1")
-
-// Arrow flatbuffer enum values used by the container check.
-const (
-	fbHeaderSchema          = 1
-	fbHeaderDictionaryBatch = 2
-	fbHeaderRecordBatch     = 3
-
-	fbCodecLZ4Frame = 0
-	fbCodecZSTD     = 1
-
-	fbEndianLittle = 0
-
-	blockSize     = 24 // struct Block { offset: long; metaDataLength: int; pad; bodyLength: long }
-	bufferSize    = 16 // struct Buffer { offset: long; length: long }
-	fieldNodeSize = 16 // struct FieldNode { length: long; null_count: long }
+	"github.com/lancekeeper/lancekeeper/internal/arrowipc"
+	"github.com/lancekeeper/lancekeeper/internal/flatbuf"
 )
 
 // ipcMessage is one encapsulated message found while walking the file.
@@ -46,55 +29,41 @@ type ipcLayout struct {
 
 // checkIPCFile verifies that b is exactly one Arrow IPC file and that
 // everything arrow-go will later allocate is bounded by budget bytes. It is
-// the first step of §5.1 item 3; every failure is E04.
+// the first step of §5.1 item 3; every failure is E04. The layout itself
+// is walked by internal/arrowipc.
 func checkIPCFile(b []byte, budget uint64) (*ipcLayout, error) {
 	fail := func(format string, args ...any) error {
 		return newErr("E04", ErrSeedNotIPCFile, NoZone, "", format, args...)
 	}
-	const minLen = 8 + 4 + 6
-	if len(b) < minLen {
-		return nil, fail("%d bytes is too short for an Arrow IPC file", len(b))
+	file, err := arrowipc.ParseFile(b)
+	if err != nil {
+		return nil, fail("%v", err)
 	}
-	if !bytes.Equal(b[:6], ipcMagic) {
-		return nil, fail("leading magic is %q, want \"ARROW1\" (stream format or leading bytes?)", b[:6])
-	}
-	if !bytes.Equal(b[len(b)-6:], ipcMagic) {
-		return nil, fail("trailing magic is %q, want \"ARROW1\" (truncated file or trailing bytes?)", b[len(b)-6:])
-	}
-	footerLen := uint64(binary.LittleEndian.Uint32(b[len(b)-10:]))
-	if footerLen == 0 || footerLen > uint64(len(b))-minLen {
-		return nil, fail("footer length %d does not fit in %d bytes", int32(footerLen), len(b))
-	}
-	footerStart := uint64(len(b)) - 10 - footerLen
-	footer := b[footerStart : uint64(len(b))-10]
+	footerStart := file.FooterStart
 
 	lay := &ipcLayout{}
-	ft, err := fbRoot(footer)
-	if err != nil {
-		return nil, fail("footer at %d: %v", footerStart, err)
-	}
-	st, ok, err := ft.table(1)
+	st, ok, err := file.Schema()
 	if err != nil || !ok {
 		return nil, fail("footer at %d has no schema (%v)", footerStart, err)
 	}
-	endian, err := st.i16(0, 0)
+	bigEndian, err := arrowipc.SchemaBigEndian(st)
 	if err != nil {
 		return nil, fail("footer schema: %v", err)
 	}
-	if endian != fbEndianLittle {
+	if bigEndian {
 		return nil, fail("footer schema is big-endian; seeds are little-endian only (R13)")
 	}
-	if err := checkSchemaFB(st); err != nil {
+	if err := arrowipc.CheckSchema(st); err != nil {
 		return nil, fail("footer schema: %v", err)
 	}
-	if lay.metaKeys, lay.metaVals, err = fbKeyValues(st, 2); err != nil {
+	if lay.metaKeys, lay.metaVals, err = arrowipc.SchemaMetadata(st); err != nil {
 		return nil, fail("footer schema custom_metadata: %v", err)
 	}
-	dictBlocks, err := footerBlocks(ft, 2)
+	dictBlocks, err := file.DictionaryBlocks()
 	if err != nil {
 		return nil, fail("footer dictionaries: %v", err)
 	}
-	recBlocks, err := footerBlocks(ft, 3)
+	recBlocks, err := file.RecordBatchBlocks()
 	if err != nil {
 		return nil, fail("footer recordBatches: %v", err)
 	}
@@ -117,14 +86,9 @@ func checkIPCFile(b []byte, budget uint64) (*ipcLayout, error) {
 		if footerStart-pos < 4 {
 			return nil, fail("%d stray bytes at offset %d before the footer", footerStart-pos, pos)
 		}
-		prefix := uint64(4)
-		l := uint64(binary.LittleEndian.Uint32(b[pos:]))
-		if l == 0xFFFFFFFF {
-			if footerStart-pos < 8 {
-				return nil, fail("truncated message prefix at offset %d", pos)
-			}
-			prefix = 8
-			l = uint64(binary.LittleEndian.Uint32(b[pos+4:]))
+		prefix, l, err := arrowipc.MessagePrefix(b[pos:footerStart])
+		if err != nil {
+			return nil, fail("truncated message prefix at offset %d", pos)
 		}
 		if l == 0 { // end-of-stream marker: the footer must follow at once
 			pos += prefix
@@ -135,14 +99,12 @@ func checkIPCFile(b []byte, budget uint64) (*ipcLayout, error) {
 			return nil, fail("message at offset %d: metadata length %d exceeds the %d bytes before the footer", pos, l, footerStart-pos-prefix)
 		}
 		meta := b[pos+prefix : pos+prefix+l]
-		m, err := parseMessage(meta, pos, prefix+l)
+		m, hdr, err := parseMessage(meta, pos, prefix+l)
 		if err != nil {
 			return nil, fail("message at offset %d: %v", pos, err)
 		}
-		if m.kind == fbHeaderSchema {
-			mt, _ := fbRoot(meta)
-			hs, _, _ := mt.table(2)
-			if err := checkSchemaFB(hs); err != nil {
+		if m.kind == arrowipc.HeaderSchema {
+			if err := arrowipc.CheckSchema(hdr); err != nil {
 				return nil, fail("schema message at offset %d: %v", pos, err)
 			}
 		}
@@ -151,26 +113,26 @@ func checkIPCFile(b []byte, budget uint64) (*ipcLayout, error) {
 		}
 		body := b[pos+m.metaLen : pos+m.metaLen+m.bodyLen]
 		switch m.kind {
-		case fbHeaderSchema:
+		case arrowipc.HeaderSchema:
 			if len(msgs) != 0 {
 				return nil, fail("message at offset %d: second schema message", pos)
 			}
 			lay.schemaMsg = b[pos : pos+m.metaLen]
-		case fbHeaderRecordBatch, fbHeaderDictionaryBatch:
+		case arrowipc.HeaderRecordBatch, arrowipc.HeaderDictionaryBatch:
 			if len(msgs) == 0 {
 				return nil, fail("message at offset %d: %s before the schema message", pos, kindName(m.kind))
 			}
-			n, comp, err := checkBatchBuffers(meta, m.kind, m.bodyLen, body, budget-decoded)
+			n, comp, err := checkBatchBuffers(hdr, m.kind, body, budget-decoded)
 			if err != nil {
 				return nil, fail("%s at offset %d: %v", kindName(m.kind), pos, err)
 			}
 			decoded += n
 			lay.compressed = lay.compressed || comp
-			if m.kind == fbHeaderRecordBatch {
+			if m.kind == arrowipc.HeaderRecordBatch {
 				lay.recordBatches++
 			} else {
 				for _, o := range msgs {
-					if o.kind == fbHeaderDictionaryBatch && o.dictID == m.dictID {
+					if o.kind == arrowipc.HeaderDictionaryBatch && o.dictID == m.dictID {
 						return nil, fail("dictionary batch at offset %d replaces dictionary id %d (R13)", pos, m.dictID)
 					}
 				}
@@ -191,10 +153,10 @@ func checkIPCFile(b []byte, budget uint64) (*ipcLayout, error) {
 	if lay.schemaMsg == nil {
 		return nil, fail("no schema message after the leading magic")
 	}
-	if err := matchBlocks("record batch", recBlocks, msgs, fbHeaderRecordBatch); err != nil {
+	if err := matchBlocks("record batch", recBlocks, msgs, arrowipc.HeaderRecordBatch); err != nil {
 		return nil, fail("%v", err)
 	}
-	if err := matchBlocks("dictionary", dictBlocks, msgs, fbHeaderDictionaryBatch); err != nil {
+	if err := matchBlocks("dictionary", dictBlocks, msgs, arrowipc.HeaderDictionaryBatch); err != nil {
 		return nil, fail("%v", err)
 	}
 	return lay, nil
@@ -202,40 +164,19 @@ func checkIPCFile(b []byte, budget uint64) (*ipcLayout, error) {
 
 func kindName(k uint8) string {
 	switch k {
-	case fbHeaderSchema:
+	case arrowipc.HeaderSchema:
 		return "schema message"
-	case fbHeaderRecordBatch:
+	case arrowipc.HeaderRecordBatch:
 		return "record batch"
-	case fbHeaderDictionaryBatch:
+	case arrowipc.HeaderDictionaryBatch:
 		return "dictionary batch"
 	}
 	return fmt.Sprintf("message type %d", k)
 }
 
-type fileBlock struct {
-	offset, metaLen, bodyLen int64
-}
-
-func footerBlocks(ft fbTable, field int) ([]fileBlock, error) {
-	start, n, ok, err := ft.vector(field, blockSize)
-	if err != nil || !ok {
-		return nil, err
-	}
-	out := make([]fileBlock, 0, n)
-	for i := uint64(0); i < n; i++ {
-		p := ft.buf[start+i*blockSize:]
-		out = append(out, fileBlock{
-			offset:  int64(binary.LittleEndian.Uint64(p)),
-			metaLen: int64(int32(binary.LittleEndian.Uint32(p[8:]))),
-			bodyLen: int64(binary.LittleEndian.Uint64(p[16:])),
-		})
-	}
-	return out, nil
-}
-
 // matchBlocks requires the footer's blocks of one kind to be exactly the
 // messages of that kind found in the file body, in order.
-func matchBlocks(what string, blocks []fileBlock, msgs []ipcMessage, kind uint8) error {
+func matchBlocks(what string, blocks []arrowipc.Block, msgs []ipcMessage, kind uint8) error {
 	var found []ipcMessage
 	for _, m := range msgs {
 		if m.kind == kind {
@@ -247,126 +188,72 @@ func matchBlocks(what string, blocks []fileBlock, msgs []ipcMessage, kind uint8)
 	}
 	for i, blk := range blocks {
 		m := found[i]
-		if blk.offset < 0 || uint64(blk.offset) != m.offset || blk.metaLen < 0 || uint64(blk.metaLen) != m.metaLen ||
-			blk.bodyLen < 0 || uint64(blk.bodyLen) != m.bodyLen {
+		if blk.Offset < 0 || uint64(blk.Offset) != m.offset || blk.MetaLen < 0 || uint64(blk.MetaLen) != m.metaLen ||
+			blk.BodyLen < 0 || uint64(blk.BodyLen) != m.bodyLen {
 			return fmt.Errorf("footer %s block %d {offset %d, metadata %d, body %d} does not match the message at offset %d {metadata %d, body %d}",
-				what, i, blk.offset, blk.metaLen, blk.bodyLen, m.offset, m.metaLen, m.bodyLen)
+				what, i, blk.Offset, blk.MetaLen, blk.BodyLen, m.offset, m.metaLen, m.bodyLen)
 		}
 	}
 	return nil
 }
 
 // parseMessage reads the Message table's header type, body length and, for
-// dictionary batches, the dictionary id and delta flag.
-func parseMessage(meta []byte, offset, metaLen uint64) (ipcMessage, error) {
-	mt, err := fbRoot(meta)
+// dictionary batches, the dictionary id and delta flag; it returns the
+// header table too.
+func parseMessage(meta []byte, offset, metaLen uint64) (ipcMessage, flatbuf.Table, error) {
+	msg, err := arrowipc.ParseMessage(meta)
 	if err != nil {
-		return ipcMessage{}, err
+		return ipcMessage{}, flatbuf.Table{}, err
 	}
-	kind, err := mt.u8(1, 0)
-	if err != nil {
-		return ipcMessage{}, err
+	m := ipcMessage{offset: offset, metaLen: metaLen, bodyLen: uint64(msg.BodyLength), kind: msg.HeaderType}
+	if _, _, err := msg.Table.KeyValues(4); err != nil {
+		return ipcMessage{}, flatbuf.Table{}, fmt.Errorf("message custom_metadata: %v", err)
 	}
-	bl, err := mt.i64(3, 0)
-	if err != nil {
-		return ipcMessage{}, err
-	}
-	if bl < 0 {
-		return ipcMessage{}, fmt.Errorf("negative body length %d", bl)
-	}
-	m := ipcMessage{offset: offset, metaLen: metaLen, bodyLen: uint64(bl), kind: kind}
-	if _, ok, err := mt.table(2); err != nil || !ok {
-		return ipcMessage{}, fmt.Errorf("message header missing (%v)", err)
-	}
-	if _, _, err := fbKeyValues(mt, 4); err != nil {
-		return ipcMessage{}, fmt.Errorf("message custom_metadata: %v", err)
-	}
-	if kind == fbHeaderDictionaryBatch {
-		db, _, _ := mt.table(2)
-		if m.dictID, err = db.i64(0, 0); err != nil {
-			return ipcMessage{}, err
-		}
-		delta, err := db.u8(2, 0)
+	if m.kind == arrowipc.HeaderDictionaryBatch {
+		id, _, delta, err := arrowipc.DictionaryBatch(msg.Header)
+		m.dictID = id
 		if err != nil {
-			return ipcMessage{}, err
+			return ipcMessage{}, flatbuf.Table{}, err
 		}
-		if delta != 0 {
-			return ipcMessage{}, fmt.Errorf("dictionary delta for id %d (R13 forbids deltas)", m.dictID)
+		if delta {
+			return ipcMessage{}, flatbuf.Table{}, fmt.Errorf("dictionary delta for id %d (R13 forbids deltas)", m.dictID)
 		}
 	}
-	return m, nil
+	return m, msg.Header, nil
 }
 
 // checkBatchBuffers checks a record batch's (or dictionary batch's data)
 // buffer table against its body and bounds the bytes decompression will
 // allocate. It returns the decompressed bytes claimed and whether the body
 // is compressed.
-func checkBatchBuffers(meta []byte, kind uint8, bodyLen uint64, body []byte, budget uint64) (uint64, bool, error) {
-	mt, err := fbRoot(meta)
-	if err != nil {
-		return 0, false, err
-	}
-	hdr, _, err := mt.table(2)
-	if err != nil {
-		return 0, false, err
-	}
-	rb := hdr
-	if kind == fbHeaderDictionaryBatch {
-		var ok bool
-		rb, ok, err = hdr.table(1)
-		if err != nil || !ok {
-			return 0, false, fmt.Errorf("dictionary batch without data (%v)", err)
-		}
-	}
-	length, err := rb.i64(0, 0)
-	if err != nil {
-		return 0, false, err
-	}
-	if length < 0 {
-		return 0, false, fmt.Errorf("negative row count %d", length)
-	}
-	if _, _, _, err := rb.vector(1, fieldNodeSize); err != nil {
-		return 0, false, err
-	}
-	bstart, bn, _, err := rb.vector(2, bufferSize)
-	if err != nil {
-		return 0, false, err
-	}
-	comp, hasComp, err := rb.table(3)
-	if err != nil {
-		return 0, false, err
-	}
-	if hasComp {
-		codec, err := comp.u8(0, 0)
-		if err != nil {
+func checkBatchBuffers(hdr flatbuf.Table, kind uint8, body []byte, budget uint64) (uint64, bool, error) {
+	rbt := hdr
+	if kind == arrowipc.HeaderDictionaryBatch {
+		var err error
+		if _, rbt, _, err = arrowipc.DictionaryBatch(hdr); err != nil {
 			return 0, false, err
 		}
-		method, err := comp.u8(1, 0)
-		if err != nil {
-			return 0, false, err
-		}
-		if codec != fbCodecLZ4Frame && codec != fbCodecZSTD {
-			return 0, false, fmt.Errorf("unknown compression codec %d", codec)
-		}
-		if method != 0 {
-			return 0, false, fmt.Errorf("unknown compression method %d", method)
-		}
+	}
+	rb, err := arrowipc.ParseRecordBatch(rbt)
+	if err != nil {
+		return 0, false, err
+	}
+	if rb.Compressed && rb.Method != 0 {
+		return 0, false, fmt.Errorf("unknown compression method %d", rb.Method)
 	}
 	var total uint64
-	for i := uint64(0); i < bn; i++ {
-		p := rb.buf[bstart+i*bufferSize:]
-		off := int64(binary.LittleEndian.Uint64(p))
-		l := int64(binary.LittleEndian.Uint64(p[8:]))
-		if off < 0 || l < 0 || uint64(off) > bodyLen || uint64(l) > bodyLen-uint64(off) {
-			return 0, false, fmt.Errorf("buffer %d {offset %d, length %d} outside the %d-byte body", i, off, l, bodyLen)
+	for i := range rb.Buffers {
+		buf, err := rb.Slice(i, body)
+		if err != nil {
+			return 0, false, err
 		}
-		if !hasComp || l == 0 {
+		if !rb.Compressed || len(buf) == 0 {
 			continue
 		}
-		if l < 8 {
-			return 0, false, fmt.Errorf("compressed buffer %d has %d bytes, less than its 8-byte length prefix", i, l)
+		raw, err := arrowipc.UncompressedLength(buf)
+		if err != nil {
+			return 0, false, fmt.Errorf("buffer %d: %v", i, err)
 		}
-		raw := int64(binary.LittleEndian.Uint64(body[off:]))
 		if raw == -1 { // stored uncompressed
 			continue
 		}
@@ -375,105 +262,5 @@ func checkBatchBuffers(meta []byte, kind uint8, bodyLen uint64, body []byte, bud
 		}
 		total += uint64(raw)
 	}
-	return total, hasComp, nil
+	return total, rb.Compressed, nil
 }
-
-// Schema flatbuffer limits. arrow-go trusts vector lengths when it
-// allocates and recurses into children without a depth limit, so the
-// reader checks the whole field tree first.
-const (
-	maxSchemaDepth  = 64
-	maxSchemaFields = 4096
-)
-
-// Field table slots (Schema.fbs).
-const (
-	fbFieldName       = 0
-	fbFieldTypeType   = 2
-	fbFieldType       = 3
-	fbFieldDictionary = 4
-	fbFieldChildren   = 5
-	fbFieldMetadata   = 6
-)
-
-// checkSchemaFB validates a Schema table: every vector and string of the
-// schema and of its field tree lies inside the buffer, the tree is at most
-// maxSchemaDepth deep (which also rejects reference cycles) and holds at
-// most maxSchemaFields fields.
-func checkSchemaFB(st fbTable) error {
-	if _, _, err := fbKeyValues(st, 2); err != nil {
-		return err
-	}
-	if _, _, _, err := st.vector(3, 8); err != nil {
-		return err
-	}
-	fields, err := st.tableVector(1)
-	if err != nil {
-		return err
-	}
-	count := 0
-	for _, f := range fields {
-		if err := checkFieldFB(f, 1, &count); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkFieldFB(f fbTable, depth int, count *int) error {
-	*count++
-	if depth > maxSchemaDepth {
-		return fmt.Errorf("%w: field tree deeper than %d", errFB, maxSchemaDepth)
-	}
-	if *count > maxSchemaFields {
-		return fmt.Errorf("%w: more than %d fields", errFB, maxSchemaFields)
-	}
-	if _, _, err := f.str(fbFieldName); err != nil {
-		return err
-	}
-	if _, err := f.u8(fbFieldTypeType, 0); err != nil {
-		return err
-	}
-	if tt, ok, err := f.table(fbFieldType); err != nil {
-		return err
-	} else if ok {
-		// Type tables hold scalars, except Union.typeIds ([int], slot 1)
-		// and Timestamp.timezone (string, slot 1): check slot 1 as a vector
-		// of 4-byte elements when present and a reference.
-		if tag, _ := f.u8(fbFieldTypeType, 0); tag == fbTypeUnion {
-			if _, _, _, err := tt.vector(1, 4); err != nil {
-				return err
-			}
-		} else if tag == fbTypeTimestamp {
-			if _, _, err := tt.str(1); err != nil {
-				return err
-			}
-		}
-	}
-	if dt, ok, err := f.table(fbFieldDictionary); err != nil {
-		return err
-	} else if ok {
-		if _, _, err := dt.table(1); err != nil {
-			return err
-		}
-	}
-	if _, _, err := fbKeyValues(f, fbFieldMetadata); err != nil {
-		return err
-	}
-	children, err := f.tableVector(fbFieldChildren)
-	if err != nil {
-		return err
-	}
-	for _, c := range children {
-		if err := checkFieldFB(c, depth+1, count); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Type union tags (Schema.fbs) the schema check looks into.
-const (
-	fbTypeTimestamp = 10
-	fbTypeUnion     = 14
-)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -148,56 +147,10 @@ type fileCopy struct {
 	size    int64 // -1: unknown until stat
 }
 
-// baseStores opens (once each) the stores of the base paths files live in.
-type baseStores struct {
-	d      *Dataset
-	own    *store.Store
-	opened map[string]*store.Store
-}
-
-func (b *baseStores) get(ctx context.Context, base string) (*store.Store, error) {
-	if base == "" {
-		return b.own, nil
-	}
-	if st, ok := b.opened[base]; ok {
-		return st, nil
-	}
-	st, err := store.Open(ctx, baseURL(b.d.uri, base))
-	if err != nil {
-		return nil, fmt.Errorf("open base path %q: %w", base, err)
-	}
-	b.opened[base] = st
-	return st, nil
-}
-
-func (b *baseStores) close() {
-	for _, st := range b.opened {
-		st.Close()
-	}
-}
-
-// baseURL turns a base path into a URL the store can open. Base paths hold
-// no connection options (endpoint, region, …); a base on the same scheme and
-// host as the dataset's own URL gets the dataset URL's query parameters.
-func baseURL(datasetURI, base string) string {
-	if !strings.Contains(base, "://") || !strings.Contains(datasetURI, "://") {
-		return base
-	}
-	bu, err1 := url.Parse(base)
-	du, err2 := url.Parse(datasetURI)
-	if err1 != nil || err2 != nil || bu.Scheme != du.Scheme || bu.Host != du.Host || bu.RawQuery != "" {
-		return base
-	}
-	q := du.Query()
-	q.Del("prefix")
-	bu.RawQuery = q.Encode()
-	return bu.String()
-}
-
 // referencedFiles lists every file snapshot s references (data, deletion,
 // external row-id/version sequences, index files), resolved to the store
 // holding it and the key it gets under a deep clone's root.
-func (d *Dataset) referencedFiles(ctx context.Context, s *Snapshot, bases *baseStores) ([]fileCopy, error) {
+func (d *Dataset) referencedFiles(ctx context.Context, s *Snapshot, bases *store.Bases) ([]fileCopy, error) {
 	m := s.Manifest()
 	res, err := manifest.NewResolver(m)
 	if err != nil {
@@ -210,9 +163,9 @@ func (d *Dataset) referencedFiles(ctx context.Context, s *Snapshot, bases *baseS
 			return nil
 		}
 		seen[toKey] = true
-		st, err := bases.get(ctx, loc.Base)
+		st, err := bases.Store(ctx, loc.Base)
 		if err != nil {
-			return err
+			return fmt.Errorf("open base path %q: %w", loc.Base, err)
 		}
 		out = append(out, fileCopy{from: st, fromKey: loc.Path, toKey: toKey, size: size})
 		return nil
@@ -272,9 +225,9 @@ func (d *Dataset) referencedFiles(ctx context.Context, s *Snapshot, bases *baseS
 			continue
 		}
 		// Older writers do not list an index's files: copy its directory.
-		st, err := bases.get(ctx, loc.Base)
+		st, err := bases.Store(ctx, loc.Base)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("open base path %q: %w", loc.Base, err)
 		}
 		objs, err := st.List(ctx, loc.Path+"/", store.ListOptions{})
 		if err != nil {
@@ -303,8 +256,8 @@ func (d *Dataset) copyFiles(ctx context.Context, s *Snapshot, dst *store.Store, 
 	if err != nil {
 		return err
 	}
-	bases := &baseStores{d: d, own: own, opened: map[string]*store.Store{}}
-	defer bases.close()
+	bases := store.NewBases(own)
+	defer bases.Close()
 	files, err := d.referencedFiles(ctx, s, bases)
 	if err != nil {
 		return err

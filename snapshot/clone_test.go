@@ -340,18 +340,3 @@ func TestCloneRefusals(t *testing.T) {
 		t.Errorf("clone onto an existing dataset: %v", err)
 	}
 }
-
-func TestBaseURL(t *testing.T) {
-	tests := []struct{ ds, base, want string }{
-		{"/tmp/x", "/tmp/y", "/tmp/y"},
-		{"s3://b/ds?endpoint=http%3A%2F%2Fh%3A1&region=r", "s3://b/other", "s3://b/other?endpoint=http%3A%2F%2Fh%3A1&region=r"},
-		{"s3://b/ds?endpoint=e", "s3://c/other", "s3://c/other"},
-		{"s3://b/ds?prefix=p&region=r", "s3://b/other", "s3://b/other?region=r"},
-		{"/tmp/x", "s3://b/other", "s3://b/other"},
-	}
-	for _, tt := range tests {
-		if got := baseURL(tt.ds, tt.base); got != tt.want {
-			t.Errorf("baseURL(%q, %q) = %q, want %q", tt.ds, tt.base, got, tt.want)
-		}
-	}
-}

@@ -110,8 +110,8 @@ func assertFilesResolve(t testing.TB, s *Snapshot) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bases := &baseStores{d: s.Dataset, own: own, opened: map[string]*store.Store{}}
-	defer bases.close()
+	bases := store.NewBases(own)
+	defer bases.Close()
 	files, err := s.Dataset.referencedFiles(ctx, s, bases)
 	if err != nil {
 		t.Fatal(err)

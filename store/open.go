@@ -27,6 +27,11 @@ type Store struct {
 	owned   bool   // Close closes bucket
 	// local backend only: filesystem directory that bucket key "" maps to.
 	dir string
+	// URL stores (s3, gs, azblob) only: the scheme, host (bucket) and
+	// connection query parameters ("prefix" removed) the store was opened
+	// with, which OpenBase gives base paths on the same scheme and host.
+	scheme, host string
+	conn         url.Values
 }
 
 // Open opens the store named by rawURL:
@@ -92,7 +97,7 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 			if err != nil {
 				return nil, fmt.Errorf("store: open %s: %w", redact(rawURL), err)
 			}
-			return newStore(KindS3, rawURL, b, prefix), nil
+			return withConn(newStore(KindS3, rawURL, b, prefix), u, q), nil
 		}
 		kind := map[string]Kind{"gs": KindGCS, "azblob": KindAzure}[u.Scheme]
 		mux := blob.DefaultURLMux()
@@ -106,7 +111,7 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store: open %s: %w", redact(rawURL), err)
 		}
-		return newStore(kind, rawURL, b, prefix), nil
+		return withConn(newStore(kind, rawURL, b, prefix), u, q), nil
 	}
 	return nil, fmt.Errorf("%w %q: unknown scheme %q (want a local path, file, mem, s3, gs or azblob)", ErrInvalidURL, rawURL, u.Scheme)
 }
@@ -138,6 +143,16 @@ func FromBucket(b *blob.Bucket, prefix string, atomicCreate bool) (*Store, error
 
 func newStore(kind Kind, display string, b *blob.Bucket, prefix string) *Store {
 	return &Store{kind: kind, guar: guaranteesFor(kind), display: redact(display), bucket: b, prefix: prefix, owned: true}
+}
+
+// withConn records the scheme, host and connection query parameters of a
+// URL store (see OpenBase).
+func withConn(s *Store, u *url.URL, q url.Values) *Store {
+	s.scheme, s.host = u.Scheme, u.Host
+	if len(q) > 0 {
+		s.conn = cloneValues(q)
+	}
+	return s
 }
 
 // urlPrefix returns the root prefix named by the URL path and the "prefix"

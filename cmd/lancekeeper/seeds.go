@@ -191,9 +191,8 @@ func runSeedsEnable(e *env, args []string) int {
 // fileOpener opens data files of a manifest, in the dataset's store or in
 // a base path's store.
 type fileOpener struct {
-	st    *store.Store
 	res   *manifest.Resolver
-	bases map[string]*store.Store
+	bases *store.Bases
 }
 
 func (o *fileOpener) open(ctx context.Context, df *pb.DataFile) (*datafile.File, error) {
@@ -201,23 +200,14 @@ func (o *fileOpener) open(ctx context.Context, df *pb.DataFile) (*datafile.File,
 	if err != nil {
 		return nil, err
 	}
-	st := o.st
-	if loc.Base != "" {
-		if st = o.bases[loc.Base]; st == nil {
-			if st, err = store.Open(ctx, loc.Base); err != nil {
-				return nil, err
-			}
-			o.bases[loc.Base] = st
-		}
+	st, err := o.bases.Store(ctx, loc.Base)
+	if err != nil {
+		return nil, err
 	}
 	return datafile.OpenWithOptions(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{Size: int64(df.GetFileSizeBytes())})
 }
 
-func (o *fileOpener) close() {
-	for _, st := range o.bases {
-		st.Close()
-	}
-}
+func (o *fileOpener) close() { o.bases.Close() }
 
 // seedReport reads the seeds of every data file of m (only column when
 // given) and, with a predicate, previews what pruning keeps. A v1 seed in a
@@ -228,7 +218,7 @@ func seedReport(ctx context.Context, st *store.Store, m *pb.Manifest, column str
 	if err != nil {
 		return nil, err
 	}
-	op := &fileOpener{st: st, res: res, bases: map[string]*store.Store{}}
+	op := &fileOpener{res: res, bases: store.NewBases(st)}
 	defer op.close()
 	flagged := commit.HasZoneWriteSeeds(m)
 	rep := &seedsJSON{Version: m.GetVersion(), ZoneSeedsFlag: flagged, Files: []fileSeedsJSON{}}

@@ -219,13 +219,31 @@ func testCLIBinary(t *testing.T, srv *s3util.Server) {
 		t.Fatalf("inspect --tag: %+v", ins)
 	}
 
-	// Shallow clone of version 3 to a local root; its seeds report reads the
-	// data files on S3 through the recorded base path.
-	local := filepath.Join(dir, "local.lance")
+	// Shallow clone of version 3 to another prefix of the bucket: its seeds
+	// report reads the source's data files through the base path with the
+	// clone URL's endpoint (store.OpenBase; no AWS_ENDPOINT_URL_S3 is set).
 	var cl struct {
 		Version   uint64   `json:"version"`
 		BasePaths []string `json:"base_paths"`
 	}
+	unsetEndpointEnv(t)
+	s3clone := srv.URL("cli/s3clone.lance")
+	c.ok(&cl, "clone", url, s3clone, "--version", "3", "--json")
+	if cl.Version != 3 || !slices.Equal(cl.BasePaths, []string{"s3://" + srv.Bucket + "/cli/ds.lance"}) {
+		t.Fatalf("clone to S3: %+v", cl)
+	}
+	c.ok(&seeds, "seeds", s3clone, "--where", "id > 24", "--json")
+	if seeds.Version != 3 || seeds.FilesWithSeeds != 1 || seeds.SeedsValid != 2 || seeds.Prune == nil || seeds.Prune.ZonesKept != 1 {
+		t.Fatalf("seeds of the S3 clone: %+v", seeds)
+	}
+	c.ok(&ins, "inspect", s3clone, "--json")
+	if ins.Version != 3 || ins.NumRows == nil || *ins.NumRows != 30 {
+		t.Fatalf("inspect of the S3 clone: %+v", ins)
+	}
+
+	// Shallow clone of version 3 to a local root; its seeds report reads the
+	// data files on S3 through the recorded base path.
+	local := filepath.Join(dir, "local.lance")
 	c.ok(&cl, "clone", url, local, "--version", "3", "--json")
 	if cl.Version != 3 || !slices.Equal(cl.BasePaths, []string{"s3://" + srv.Bucket + "/cli/ds.lance"}) {
 		t.Fatalf("clone: %+v", cl)

@@ -41,6 +41,7 @@ func TestS3(t *testing.T) {
 	srv := s3util.Start(t, "lancekeeper-suite")
 	t.Run("CreateAppendDeleteTagsRestore", func(t *testing.T) { testLifecycle(t, srv) })
 	t.Run("ShallowCloneS3ToLocalAndBack", func(t *testing.T) { testCloneRoundTrip(t, srv) })
+	t.Run("BasePathsCarryTheDatasetEndpoint", func(t *testing.T) { testBasePathsCarryEndpoint(t, srv) })
 	t.Run("CLIBinary", func(t *testing.T) { testCLIBinary(t, srv) })
 	t.Run("FourProcessesRacingAppends", func(t *testing.T) { testRacingAppends(t, srv) })
 }
