@@ -138,39 +138,6 @@ func ColumnByID(m *pb.Manifest, id int32) (Column, error) {
 	return Column{}, fmt.Errorf("%w: version %d has no field id %d", ErrNoColumn, m.GetVersion(), id)
 }
 
-// stores opens the stores of the base paths data files live in.
-type stores struct {
-	root *store.Store
-	mu   sync.Mutex
-	open map[string]*store.Store
-}
-
-func (s *stores) get(ctx context.Context, loc manifest.Location) (*store.Store, error) {
-	if loc.Base == "" {
-		return s.root, nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, ok := s.open[loc.Base]; ok {
-		return st, nil
-	}
-	st, err := store.Open(ctx, loc.Base)
-	if err != nil {
-		return nil, fmt.Errorf("base path %s: %w", loc.Base, err)
-	}
-	if s.open == nil {
-		s.open = map[string]*store.Store{}
-	}
-	s.open[loc.Base] = st
-	return st, nil
-}
-
-func (s *stores) close() {
-	for _, st := range s.open {
-		_ = st.Close()
-	}
-}
-
 // BuildSegment computes the ZoneMap segment of column col over the given
 // fragments of manifest m (st is the dataset's root store). Fragments
 // whose data file has a usable seed of the column with the zone size get
@@ -197,8 +164,8 @@ func BuildSegment(ctx context.Context, st *store.Store, m *pb.Manifest, col Colu
 	if par <= 0 {
 		par = 4
 	}
-	ss := &stores{root: st}
-	defer ss.close()
+	ss := store.NewBases(st)
+	defer ss.Close()
 	b := &builder{col: col, rpz: rpz, flagged: commit.HasZoneWriteSeeds(m), noSeeds: opts.NoSeeds, res: res, stores: ss, stats: opts.Stats}
 
 	results := make([]*fragmentZones, len(frags))
@@ -284,7 +251,7 @@ type builder struct {
 	flagged bool
 	noSeeds bool
 	res     *manifest.Resolver
-	stores  *stores
+	stores  *store.Bases
 	stats   *datafile.IOStats
 }
 
@@ -316,7 +283,7 @@ func (b *builder) fragment(ctx context.Context, f *pb.DataFragment, total *dataf
 	if err != nil {
 		return nil, rep, 0, err
 	}
-	st, err := b.stores.get(ctx, loc)
+	st, err := b.stores.Store(ctx, loc.Base)
 	if err != nil {
 		return nil, rep, 0, err
 	}

@@ -344,9 +344,9 @@ func readIndexSegment(ctx context.Context, st *store.Store, res *manifest.Resolv
 	if err != nil {
 		return nil, err
 	}
-	ss := &stores{root: st}
-	defer ss.close()
-	s, err := ss.get(ctx, loc)
+	ss := store.NewBases(st)
+	defer ss.Close()
+	s, err := ss.Store(ctx, loc.Base)
 	if err != nil {
 		return nil, err
 	}
