@@ -12,6 +12,7 @@ import (
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 	"github.com/lancekeeper/lancekeeper/seedio"
+	"google.golang.org/protobuf/proto"
 )
 
 // HasZoneWriteSeeds reports whether a manifest carries FLAG_ZONE_WRITE_SEEDS
@@ -55,6 +56,48 @@ func DataFileCarriesV1Seed(ctx context.Context, st Store, key string) (bool, err
 		}
 	}
 	return false, nil
+}
+
+// zoneMapDetailsURL is the type URL of ZoneMap index details.
+const zoneMapDetailsURL = "/lance.table.ZoneMapIndexDetails"
+
+// DeclaredSeedColumns returns the top-level columns for which ZoneMap
+// index segments of the manifest ask writers to embed seeds in new data
+// files, with the rows per zone each asks for: segments whose details are
+// /lance.table.ZoneMapIndexDetails (type URL compared case-insensitively)
+// with use_seeds set and a non-zero rows_per_zone, keyed by their first
+// field id, which must name a top-level field. This is the rule Lance 12's
+// writer follows (zone-seeds.md §3.1). When several segments name one
+// column the first one in the index section wins.
+func DeclaredSeedColumns(m *pb.Manifest, indices []*pb.IndexMetadata) map[string]uint64 {
+	top := map[int32]string{}
+	for _, f := range m.GetFields() {
+		if f.GetParentId() == -1 {
+			top[f.GetId()] = f.GetName()
+		}
+	}
+	var out map[string]uint64
+	for _, idx := range indices {
+		if !strings.EqualFold(idx.GetIndexDetails().GetTypeUrl(), zoneMapDetailsURL) || len(idx.GetFields()) == 0 {
+			continue
+		}
+		var d pb.ZoneMapIndexDetails
+		if err := proto.Unmarshal(idx.GetIndexDetails().GetValue(), &d); err != nil || !d.GetUseSeeds() || d.GetRowsPerZone() == 0 {
+			continue
+		}
+		name, ok := top[idx.GetFields()[0]]
+		if !ok {
+			continue
+		}
+		if _, dup := out[name]; dup {
+			continue
+		}
+		if out == nil {
+			out = map[string]uint64{}
+		}
+		out[name] = d.GetRowsPerZone()
+	}
+	return out
 }
 
 // inspectSeeds opens every new data file of t whose seed status is not

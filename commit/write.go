@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -80,6 +81,13 @@ type WriteOptions struct {
 	// EnableZoneWriteSeeds is the explicit opt-in that lets this write set
 	// FLAG_ZONE_WRITE_SEEDS on a dataset that lacks it (R54, R56).
 	EnableZoneWriteSeeds bool
+	// NoDeclaredSeeds ignores the ZoneMap indices of the dataset that ask
+	// for seeds (DeclaredSeedColumns). By default an append honours them as
+	// Lance 12 does: each declared column gets a seed with the index's rows
+	// per zone — version 1 when the dataset carries FLAG_ZONE_WRITE_SEEDS
+	// (or this write activates it), else version 0, the layout Lance 12
+	// writes and reads, so the table stays readable by Lance 12.
+	NoDeclaredSeeds bool
 	// MaxRowsPerFile bounds the rows of one data file (0 = 1 Mi); each data
 	// file is one fragment.
 	MaxRowsPerFile int
@@ -269,7 +277,7 @@ func (w *WrittenFiles) Cleanup(ctx context.Context) {
 // hasV1Seeds reports whether f carries valid v1 seeds.
 func (f WrittenFile) hasV1Seeds() bool {
 	for _, s := range f.Seeds {
-		if s.BufferIndex != 0 && s.Err == nil {
+		if s.BufferIndex != 0 && s.Err == nil && s.Version == 1 {
 			return true
 		}
 	}
@@ -371,6 +379,21 @@ func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 	wopts := datafile.WriterOptions{
 		PageSize: opts.PageSize, SeedColumns: opts.SeedColumns, SeedAllColumns: opts.SeedAllColumns,
 		Seed: seedio.CollectorOptions{RowsPerZone: opts.RowsPerZone, MaxBoundBytes: opts.MaxBoundBytes},
+	}
+	if opts.Mode == ModeAppend && !opts.NoDeclaredSeeds {
+		// ZoneMap indices asking for seeds (an overwrite drops every index).
+		if declared := DeclaredSeedColumns(head.Manifest, head.Indices()); len(declared) > 0 {
+			wopts.SeedRowsPerZone = declared
+			wopts.SeedColumns = append([]string(nil), opts.SeedColumns...)
+			for c := range declared {
+				wopts.SeedColumns = append(wopts.SeedColumns, c)
+			}
+			slices.Sort(wopts.SeedColumns)
+			wopts.SeedColumns = slices.Compact(wopts.SeedColumns)
+			// v1 only on a flagged table or with the explicit opt-in that
+			// an explicit v1 seed request needs anyway (R56).
+			wopts.SeedVersion0 = !seeding && !HasZoneWriteSeeds(head.Manifest)
+		}
 	}
 	writeSchema := in
 	var perm []int

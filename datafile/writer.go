@@ -54,6 +54,13 @@ type WriterOptions struct {
 	SeedAllColumns bool
 	// Seed configures the seed collectors (rows per zone, bound truncation).
 	Seed seedio.CollectorOptions
+	// SeedRowsPerZone overrides Seed.RowsPerZone for the named columns
+	// (e.g. the zone size a ZoneMap index declares for its column).
+	SeedRowsPerZone map[string]uint64
+	// SeedVersion0 writes the seeds in Lance 12's version-0 layout
+	// (seedio.EncodeZonesV0) instead of version 1: for tables without
+	// FLAG_ZONE_WRITE_SEEDS, which must not reference v1 seeds (R54, R61).
+	SeedVersion0 bool
 }
 
 // SeedResult reports the seed of one requested column.
@@ -63,6 +70,7 @@ type SeedResult struct {
 	RowsPerZone uint64
 	Locator     string // the locator value written, "" when none
 	Size        int    // bytes of the seed's IPC file
+	Version     int    // seed version written (0 or 1); meaningful when BufferIndex != 0
 	// Err says why no seed was written (collector failure, R64). The file
 	// itself is still valid.
 	Err error
@@ -190,6 +198,7 @@ type seedState struct {
 	name      string
 	collector *seedio.Collector
 	err       error
+	v0        bool // encode as a version-0 seed
 }
 
 // NewWriter returns a Writer of a v2.0 file with the given Arrow schema.
@@ -314,8 +323,12 @@ func (w *Writer) buildSeeds(opts WriterOptions) error {
 			continue
 		}
 		delete(want, f.Name)
-		st := &seedState{top: i, name: f.Name}
-		st.collector, st.err = seedio.NewCollector(f, opts.Seed)
+		st := &seedState{top: i, name: f.Name, v0: opts.SeedVersion0}
+		co := opts.Seed
+		if rpz, ok := opts.SeedRowsPerZone[f.Name]; ok {
+			co.RowsPerZone = rpz
+		}
+		st.collector, st.err = seedio.NewCollector(f, co)
 		if errors.Is(st.err, seedio.ErrCollectorOptions) {
 			return fmt.Errorf("datafile: seed options: %w", st.err)
 		}
@@ -919,6 +932,14 @@ func (w *Writer) Close() (*WriteResult, error) {
 			enc, sr.Err = s.collector.Finish()
 		} else if s.collector != nil {
 			s.collector.Reset()
+		}
+		sr.Version = 1
+		if sr.Err == nil && enc != nil && s.v0 {
+			sr.Version = 0
+			var ipc []byte
+			if ipc, sr.Err = seedio.EncodeZonesV0(seedio.SeedValueType(s.collector.Field().Type), enc.Zones, enc.NullBitmapHex); sr.Err == nil {
+				enc.IPC = ipc
+			}
 		}
 		if sr.Err == nil && enc != nil {
 			r, err := w.writeBuffer(enc.IPC)

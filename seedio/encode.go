@@ -342,3 +342,104 @@ func dedupeKey(v any) any {
 	}
 	return v
 }
+
+// EncodeZonesV0 writes zones in the version-0 layout Lance 12 writes and
+// reads (spec §3.2): fields min, max, null_count, nan_count, zone_length
+// (no negative_nan_count), no `version` key, and seed_null_bitmap = "" when
+// there are no nulls. It is for tables without FLAG_ZONE_WRITE_SEEDS, whose
+// readers know only version 0 (R61, R62). The zones are statistics as a
+// v1 Collector computes them; the v0 conventions are applied on the way:
+// for a float column the max of a zone with a NaN is the canonical
+// positive NaN (Lance 12's marker, §3.6) and the sign split is dropped.
+// Bounds stay what v1 computed (exact, or widened where v1 widens), which
+// v0 allows: bounds may be wider than the extrema. Nothing about an
+// existing v0 seed is changed by this (R52): it writes new seeds only.
+func EncodeZonesV0(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex string) ([]byte, error) {
+	if len(zones) == 0 {
+		return nil, fmt.Errorf("%w: no zones (R11: an empty data file gets no seed)", ErrEncode)
+	}
+	if len(zones) > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: %d zones", ErrEncode, len(zones))
+	}
+	if nullBitmapHex == EmptyNullBitmapHex {
+		nullBitmapHex = "" // Lance's v0 writer writes "" for no nulls (§3.2)
+	}
+	float := CountsNaN(valueType)
+	v0 := make([]ZoneStats, len(zones))
+	for i, z := range zones {
+		v0[i] = z
+		v0[i].NegativeNaNCount = 0
+		if float && z.NaNCount > 0 {
+			v0[i].Max = canonicalNaN(valueType)
+		}
+	}
+	mem := memory.NewGoAllocator()
+	minArr, err := buildBoundArray(mem, valueType, v0, false)
+	if err != nil {
+		return nil, fmt.Errorf("%w: min: %v", ErrEncode, err)
+	}
+	defer minArr.Release()
+	maxArr, err := buildBoundArray(mem, valueType, v0, true)
+	if err != nil {
+		return nil, fmt.Errorf("%w: max: %v", ErrEncode, err)
+	}
+	defer maxArr.Release()
+	nb := array.NewUint32Builder(mem)
+	defer nb.Release()
+	for _, z := range v0 {
+		nb.Append(z.NullCount)
+	}
+	nullCounts := nb.NewArray()
+	defer nullCounts.Release()
+	for _, z := range v0 {
+		nb.Append(z.NaNCount)
+	}
+	nanCounts := nb.NewArray()
+	defer nanCounts.Release()
+	lb := array.NewUint64Builder(mem)
+	defer lb.Release()
+	for _, z := range v0 {
+		lb.Append(z.Length)
+	}
+	lengths := lb.NewArray()
+	defer lengths.Release()
+
+	md := arrow.NewMetadata([]string{MetaNullBitmap}, []string{nullBitmapHex})
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: FieldMin, Type: valueType, Nullable: true},
+		{Name: FieldMax, Type: valueType, Nullable: true},
+		{Name: FieldNullCount, Type: arrow.PrimitiveTypes.Uint32},
+		{Name: FieldNaNCount, Type: arrow.PrimitiveTypes.Uint32},
+		{Name: FieldZoneLength, Type: arrow.PrimitiveTypes.Uint64},
+	}, &md)
+	rec := array.NewRecordBatch(schema, []arrow.Array{minArr, maxArr, nullCounts, nanCounts, lengths}, int64(len(v0)))
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrEncode, err)
+	}
+	if err := w.Write(rec); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("%w: writing record batch: %v", ErrEncode, err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("%w: closing IPC file: %v", ErrEncode, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// canonicalNaN is the positive quiet NaN Lance writes as the v0 max marker
+// (f64 0x7FF8000000000000, f32 0x7FC00000, f16 0x7E00).
+func canonicalNaN(dt arrow.DataType) any {
+	if d, ok := dt.(*arrow.DictionaryType); ok {
+		dt = d.ValueType
+	}
+	switch dt.ID() {
+	case arrow.FLOAT16:
+		return float16.FromBits(0x7E00)
+	case arrow.FLOAT32:
+		return math.Float32frombits(0x7FC00000)
+	}
+	return math.Float64frombits(0x7FF8000000000000)
+}
