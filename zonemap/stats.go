@@ -75,32 +75,33 @@ func zoneFrom(vt arrow.DataType, frag, start uint64, st seedio.Stats) (Zone, err
 	z.NullCount, z.NaNCount = uint32(st.NullCount), uint32(st.NaNCount)
 	ordinary := st.Ordinary() > 0
 	if ordinary {
-		if st.Min == nil || st.Max == nil {
-			return z, fmt.Errorf("%w: zone at row %d has ordinary values but an unknown bound", ErrSeedUnusable, start)
-		}
 		z.Min, z.Max = st.Min, st.Max
 	}
-	if !isFloat(vt) || st.NaNCount == 0 {
-		return z, nil
+	if isFloat(vt) && st.NaNCount > 0 {
+		positive := !st.NaNSignKnown || st.NaNCount > st.NegativeNaNCount
+		negative := !st.NaNSignKnown || st.NegativeNaNCount > 0
+		nan, negInf, posInf := floatMarkers(vt)
+		switch {
+		case ordinary:
+			// v0 seeds make the side hidden by a NaN marker unknown; the
+			// marker restores it.
+			if positive {
+				z.Max = nan
+			}
+			if negative {
+				z.Min = negInf
+			}
+		case positive:
+			z.Min, z.Max = posInf, nan
+			if negative {
+				z.Min = negInf
+			}
+		default: // only negative NaNs
+			z.Min, z.Max = negInf, negInf
+		}
 	}
-	positive := !st.NaNSignKnown || st.NaNCount > st.NegativeNaNCount
-	negative := !st.NaNSignKnown || st.NegativeNaNCount > 0
-	nan, negInf, posInf := floatMarkers(vt)
-	switch {
-	case ordinary:
-		if positive {
-			z.Max = nan
-		}
-		if negative {
-			z.Min = negInf
-		}
-	case positive:
-		z.Min, z.Max = posInf, nan
-		if negative {
-			z.Min = negInf
-		}
-	default: // only negative NaNs
-		z.Min, z.Max = negInf, negInf
+	if ordinary && (z.Min == nil || z.Max == nil) {
+		return z, fmt.Errorf("%w: zone at row %d has ordinary values but an unknown bound", ErrSeedUnusable, start)
 	}
 	return z, nil
 }
