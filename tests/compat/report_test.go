@@ -30,11 +30,12 @@ const (
 	catRefusal      = "refusal"
 	catInterleaving = "interleaving"
 	catSnapshots    = "snapshots"
+	catIndex        = "index"
 )
 
 // categories lists the report's categories in print order.
 func categories() []string {
-	return []string{catCorpus, catLanceToUs, catUsToLance, catRefusal, catInterleaving, catSnapshots}
+	return []string{catCorpus, catLanceToUs, catUsToLance, catRefusal, catInterleaving, catSnapshots, catIndex}
 }
 
 // caseResult is the outcome of one recorded case.
