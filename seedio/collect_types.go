@@ -140,27 +140,6 @@ func rawFixed[T uint16 | uint32 | uint64](a arrow.Array) []T {
 	return all[data.Offset() : data.Offset()+data.Len()]
 }
 
-// isNullAt reports whether element i of arr is a logical null (R24): the
-// validity bit for ordinary arrays, every element of a Null array, a null key
-// or a key pointing at a null entry for dictionaries, a null run value for
-// run-end-encoded arrays.
-func isNullAt(arr arrow.Array, i int) bool {
-	switch a := arr.(type) {
-	case *array.Null:
-		return true
-	case *array.Dictionary:
-		if a.IsNull(i) {
-			return true
-		}
-		return isNullAt(a.Dictionary(), a.GetValueIndex(i))
-	case *array.RunEndEncoded:
-		return isNullAt(a.Values(), a.GetPhysicalIndex(i))
-	case array.ExtensionArray:
-		return isNullAt(a.Storage(), i)
-	}
-	return arr.IsNull(i)
-}
-
 // nanAt reports whether non-null element i of arr is a float NaN, and its
 // sign, looking through dictionaries and extension storage.
 func nanAt(arr arrow.Array, i int) (nan, negative bool) {

@@ -38,6 +38,13 @@ type nonNullNestedT struct{}
 
 var nonNullNested = nonNullNestedT{}
 
+// unionRow is a row of a union bound column with one int32 child (type code
+// 0): the union selects the child, whose row is null or v.
+type unionRow struct {
+	null bool
+	v    int32
+}
+
 func f64bits(b uint64) float64 { return math.Float64frombits(b) }
 func f32bits(b uint32) float32 { return math.Float32frombits(b) }
 
@@ -109,6 +116,17 @@ func appendValue(t testing.TB, b array.Builder, v any) {
 			bb.Append(1)
 		default:
 			t.Fatalf("nonNullNested for %T", b)
+		}
+		return
+	}
+	if u, ok := v.(unionRow); ok {
+		ub := b.(array.UnionBuilder)
+		ub.Append(0)
+		child := ub.Child(0).(*array.Int32Builder)
+		if u.null {
+			child.AppendNull()
+		} else {
+			child.Append(u.v)
 		}
 		return
 	}

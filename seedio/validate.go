@@ -8,7 +8,6 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
@@ -216,30 +215,6 @@ func boundAt(arr arrow.Array, i int, supported bool) (any, bool, error) {
 		return nil, false, newErr("E19", ErrSeedBoundEncoding, i, "", "bound unreadable: %v", err)
 	}
 	return v, v != nil, nil
-}
-
-// isLogicalNull reports whether row i of arr is null in the logical sense of
-// R24: validity nulls, every row of the Null type, dictionary keys that are
-// null or point at a null entry, null run values, null union children.
-func isLogicalNull(arr arrow.Array, i int) bool {
-	switch a := arr.(type) {
-	case *array.Null:
-		return true
-	case *array.Dictionary:
-		if a.IsNull(i) {
-			return true
-		}
-		return isLogicalNull(a.Dictionary(), a.GetValueIndex(i))
-	case *array.RunEndEncoded:
-		return isLogicalNull(a.Values(), a.GetPhysicalIndex(i))
-	case *array.SparseUnion:
-		return isLogicalNull(a.Field(a.ChildID(i)), i)
-	case *array.DenseUnion:
-		return isLogicalNull(a.Field(a.ChildID(i)), int(a.ValueOffset(i)))
-	case array.ExtensionArray:
-		return isLogicalNull(a.Storage(), i)
-	}
-	return arr.IsNull(i)
 }
 
 // boundEncodingProblem returns why v is not a valid value of dt (E19), or "".
