@@ -117,7 +117,7 @@ func physicalRows(ctx context.Context, st Store, m *pb.Manifest, f *pb.DataFragm
 	if loc.Base != "" {
 		return 0, fmt.Errorf("%w: fragment %d records no physical_rows and its data file lives in base %q", ErrInvalidTransaction, f.GetId(), loc.Base)
 	}
-	df, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path)
+	df, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{})
 	if err != nil {
 		return 0, err
 	}

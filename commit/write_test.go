@@ -86,7 +86,7 @@ func TestWriteArrow_CreateAppendWithSeeds(t *testing.T) {
 	if r2.Version != 2 || !hasBoth(r2.Manifest) || len(r2.Manifest.GetFragments()) != 3 {
 		t.Fatalf("append: version %d bits %v frags %d", r2.Version, hasBoth(r2.Manifest), len(r2.Manifest.GetFragments()))
 	}
-	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+r2.Files[0].Path)
+	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+r2.Files[0].Path, datafile.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestWriteArrow_AppendReordersColumns(t *testing.T) {
 	if fmt.Sprint(df.GetFields()) != "[0 1]" {
 		t.Fatalf("fields %v", df.GetFields())
 	}
-	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+r.Files[0].Path)
+	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+r.Files[0].Path, datafile.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -239,7 +239,7 @@ func mustRecordReader(t *testing.T, rec arrow.RecordBatch) array.RecordReader {
 // openDataFileKey opens a data file by its path relative to the store root.
 func openDataFileKey(ctx context.Context, t *testing.T, st *store.Store, key string) *datafile.File {
 	t.Helper()
-	f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(key))
+	f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(key), datafile.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
