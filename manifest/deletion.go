@@ -46,7 +46,7 @@ func DecodeDeletionFile(name string, typ pb.DeletionFile_DeletionFileType, data 
 	case pb.DeletionFile_ARROW_ARRAY:
 		return DecodeDeletionArrow(name, data)
 	case pb.DeletionFile_BITMAP:
-		return DecodeDeletionBitmap(name, data)
+		return DecodeRoaring32(name, data)
 	}
 	return nil, formatErr(name, 0, "Unknown deletion file type %d", int32(typ))
 }
@@ -62,7 +62,7 @@ func EncodeDeletionFile(rows *roaring.Bitmap) (pb.DeletionFile_DeletionFileType,
 		data, err := EncodeDeletionArrow(rows)
 		return pb.DeletionFile_ARROW_ARRAY, data, err
 	}
-	data, err := EncodeDeletionBitmap(rows)
+	data, err := EncodeRoaring32(rows)
 	return pb.DeletionFile_BITMAP, data, err
 }
 
@@ -76,19 +76,12 @@ const (
 	roaringBitmapBytes  = 8192
 )
 
-// DecodeDeletionBitmap decodes a .bin deletion file: a portable 32-bit
-// Roaring bitmap. The whole structure is validated before anything is
-// allocated from it: container count ≤ 65536, keys strictly increasing,
-// every container inside the data, array values strictly increasing, runs
-// ordered, non-overlapping and within 16 bits, bitmap popcounts equal to
-// the declared cardinality, and no trailing bytes.
-func DecodeDeletionBitmap(name string, data []byte) (*roaring.Bitmap, error) {
-	return DecodeRoaring32(name, data)
-}
-
-// DecodeRoaring32 decodes and validates a portable 32-bit Roaring bitmap
-// (the serialization Lance uses for .bin deletion files and for index
-// fragment bitmaps).
+// DecodeRoaring32 decodes and validates a portable 32-bit Roaring bitmap:
+// a .bin deletion file, or an index fragment bitmap. The whole structure is
+// validated before anything is allocated from it: container count ≤ 65536,
+// keys strictly increasing, every container inside the data, array values
+// strictly increasing, runs ordered, non-overlapping and within 16 bits,
+// bitmap popcounts equal to the declared cardinality, and no trailing bytes.
 func DecodeRoaring32(name string, data []byte) (*roaring.Bitmap, error) {
 	n := len(data)
 	u16 := func(off int) uint32 { return uint32(binary.LittleEndian.Uint16(data[off:])) }
@@ -220,16 +213,10 @@ func DecodeRoaring32(name string, data []byte) (*roaring.Bitmap, error) {
 	return rb, nil
 }
 
-// EncodeDeletionBitmap encodes rows as a .bin deletion file: the portable
-// Roaring32 serialization with array and bitmap containers only (no run
-// containers, like Lance's writer), so every Roaring reader accepts it.
-func EncodeDeletionBitmap(rows *roaring.Bitmap) ([]byte, error) {
-	return EncodeRoaring32(rows)
-}
-
-// EncodeRoaring32 serializes a bitmap in the portable format (cookie
-// 12346) with array containers (≤ 4096 values) and bitmap containers only,
-// never run containers.
+// EncodeRoaring32 encodes rows as a .bin deletion file: the portable
+// Roaring32 serialization (cookie 12346) with array containers (≤ 4096
+// values) and bitmap containers only, never run containers (like Lance's
+// writer), so every Roaring reader accepts it.
 func EncodeRoaring32(rows *roaring.Bitmap) ([]byte, error) {
 	type container struct {
 		key  uint16

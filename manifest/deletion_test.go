@@ -96,7 +96,7 @@ func TestCorpus_DeletionFiles(t *testing.T) {
 		}
 		if typ == pb.DeletionFile_BITMAP {
 			bin++
-			again, err := EncodeDeletionBitmap(rows)
+			again, err := EncodeRoaring32(rows)
 			if err != nil || !bytes.Equal(again, data) {
 				t.Errorf("%s: re-encoded .bin differs from Lance's bytes", path)
 			}
@@ -174,11 +174,11 @@ func TestSpec4_7_BitmapWithRunsDecodes(t *testing.T) {
 		if binary.LittleEndian.Uint16(data) != roaringCookieRuns {
 			t.Fatalf("expected a run-container serialization")
 		}
-		got, err := DecodeDeletionBitmap("x", data)
+		got, err := DecodeRoaring32("x", data)
 		if err != nil || !got.Equals(rb) {
 			t.Fatalf("n=%d: %v", n, err)
 		}
-		plain, err := EncodeDeletionBitmap(rb)
+		plain, err := EncodeRoaring32(rb)
 		if err != nil || binary.LittleEndian.Uint32(plain) != roaringCookieNoRuns {
 			t.Fatalf("n=%d: writer must not emit run containers: %v (cookie %x)", n, err, plain[:4])
 		}
@@ -198,7 +198,7 @@ func TestSpec4_7_ArrowAcceptsInt32(t *testing.T) {
 }
 
 func TestSpec4_7_DeletionDecodersRejectGarbage(t *testing.T) {
-	valid, _ := EncodeDeletionBitmap(roaring.BitmapOf(1, 2, 3))
+	valid, _ := EncodeRoaring32(roaring.BitmapOf(1, 2, 3))
 	arrowValid, _ := EncodeDeletionArrow(roaring.BitmapOf(1, 2, 3))
 	for _, tc := range []struct {
 		name string
