@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/lancekeeper/lancekeeper/internal/floatorder"
 )
 
 // newAccumulator returns the accumulator for a column of stored type dt.
@@ -146,13 +147,13 @@ func nanAt(arr arrow.Array, i int) (nan, negative bool) {
 	switch a := arr.(type) {
 	case *array.Float16:
 		b := a.Value(i).Uint16()
-		return IsNaN16(b), b>>15 != 0
+		return floatorder.IsNaN16(b), b>>15 != 0
 	case *array.Float32:
 		b := math.Float32bits(a.Value(i))
-		return IsNaN32(b), b>>31 != 0
+		return floatorder.IsNaN32(b), b>>31 != 0
 	case *array.Float64:
 		b := math.Float64bits(a.Value(i))
-		return IsNaN64(b), b>>63 != 0
+		return floatorder.IsNaN64(b), b>>63 != 0
 	case *array.Dictionary:
 		return nanAt(a.Dictionary(), a.GetValueIndex(i))
 	case *array.RunEndEncoded:

@@ -20,9 +20,9 @@
 //     Roaring bitmap of null row offsets ([EncodeNullBitmapHex], R41–R48).
 //   - [LocatorKey] and [FormatLocator] give the data-file schema-metadata entry
 //     that points at the seed (R1, R2); [ParseLocator] parses it strictly.
-//   - Ordering helpers ([TotalOrderKey64], [CompareValues], [SupportsBounds],
-//     [CountsNaN], …) and truncation helpers ([TruncateMinString],
-//     [TruncateMaxString], …) are shared with the reader side.
+//   - The bound order ([CompareValues], [SupportsBounds], [CountsNaN]) is
+//     shared with the reader side; float bit-pattern order and NaN tests
+//     live in internal/floatorder, bound truncation in internal/truncate.
 //
 // Reader side: decoding of v0 and v1 seeds, validation with the E-error
 // catalogue, pruning and aggregation (see the decode, validate, prune and

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/lancekeeper/lancekeeper/internal/floatorder"
 )
 
 // Op is a predicate operator Prune understands.
@@ -265,19 +266,19 @@ func checkLiteral(vt arrow.DataType, v any) (literal, error) {
 	switch x := v.(type) {
 	case float64:
 		b := math.Float64bits(x)
-		lit.nan, lit.negNaN = IsNaN64(b), b>>63 != 0
+		lit.nan, lit.negNaN = floatorder.IsNaN64(b), b>>63 != 0
 		if b&^(1<<63) == 0 {
 			lit.lo, lit.hi = math.Copysign(0, -1), float64(0)
 		}
 	case float32:
 		b := math.Float32bits(x)
-		lit.nan, lit.negNaN = IsNaN32(b), b>>31 != 0
+		lit.nan, lit.negNaN = floatorder.IsNaN32(b), b>>31 != 0
 		if b&^(1<<31) == 0 {
 			lit.lo, lit.hi = math.Float32frombits(1<<31), float32(0)
 		}
 	case float16.Num:
 		b := x.Uint16()
-		lit.nan, lit.negNaN = IsNaN16(b), b>>15 != 0
+		lit.nan, lit.negNaN = floatorder.IsNaN16(b), b>>15 != 0
 		if b&^(1<<15) == 0 {
 			lit.lo, lit.hi = float16.FromBits(1<<15), float16.FromBits(0)
 		}

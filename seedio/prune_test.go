@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/lancekeeper/lancekeeper/internal/truncate"
 )
 
 func keepOf(t *testing.T, vt arrow.DataType, st Stats, p Predicate) bool {
@@ -295,8 +296,8 @@ func TestR38_T60_PrefixPruningWithTruncatedBounds(t *testing.T) {
 		for _, v := range vals {
 			lo, hi = min(lo, v), max(hi, v)
 		}
-		mn := TruncateMinString(lo, DefaultMaxBoundBytes)
-		mx, ok := TruncateMaxString(hi, DefaultMaxBoundBytes, HardCapBoundBytes)
+		mn := truncate.MinString(lo, DefaultMaxBoundBytes)
+		mx, ok := truncate.MaxString(hi, DefaultMaxBoundBytes, HardCapBoundBytes)
 		var maxB any = mx
 		if !ok {
 			maxB = nil
