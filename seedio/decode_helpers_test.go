@@ -69,22 +69,22 @@ func (s seedSpec) schema() *arrow.Schema {
 	fields := s.fields
 	if fields == nil {
 		fields = []arrow.Field{
-			{Name: FieldMin, Type: s.valueType, Nullable: true},
-			{Name: FieldMax, Type: s.valueType, Nullable: true},
-			{Name: FieldNullCount, Type: arrow.PrimitiveTypes.Uint32},
-			{Name: FieldNaNCount, Type: arrow.PrimitiveTypes.Uint32},
+			{Name: fieldMin, Type: s.valueType, Nullable: true},
+			{Name: fieldMax, Type: s.valueType, Nullable: true},
+			{Name: fieldNullCount, Type: arrow.PrimitiveTypes.Uint32},
+			{Name: fieldNaNCount, Type: arrow.PrimitiveTypes.Uint32},
 		}
 		if s.version == 1 {
-			fields = append(fields, arrow.Field{Name: FieldNegativeNaNCount, Type: arrow.PrimitiveTypes.Uint32})
+			fields = append(fields, arrow.Field{Name: fieldNegativeNaNCount, Type: arrow.PrimitiveTypes.Uint32})
 		}
-		fields = append(fields, arrow.Field{Name: FieldZoneLength, Type: arrow.PrimitiveTypes.Uint64})
+		fields = append(fields, arrow.Field{Name: fieldZoneLength, Type: arrow.PrimitiveTypes.Uint64})
 	}
 	meta := s.meta
 	if meta == nil {
 		if s.version == 1 {
-			meta = [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, EmptyNullBitmapHex}}
+			meta = [][2]string{{metaVersion, "1"}, {metaNullBitmap, emptyNullBitmapHex}}
 		} else {
-			meta = [][2]string{{MetaNullBitmap, ""}}
+			meta = [][2]string{{metaNullBitmap, ""}}
 		}
 	}
 	var keys, vals []string
@@ -224,21 +224,21 @@ func (s seedSpec) record(t testing.TB, schema *arrow.Schema) arrow.RecordBatch {
 		b := rb.Field(fi)
 		for z := 0; z < s.zones(); z++ {
 			switch f.Name {
-			case FieldMin:
+			case fieldMin:
 				appendValue(t, b, at(s.mins, z))
-			case FieldMax:
+			case fieldMax:
 				appendValue(t, b, at(s.maxs, z))
-			case FieldNullCount:
+			case fieldNullCount:
 				if s.nullCount[z] {
 					b.AppendNull()
 				} else {
 					appendCount(b, uint64(at32(s.nulls, z)))
 				}
-			case FieldNaNCount:
+			case fieldNaNCount:
 				appendCount(b, uint64(at32(s.nans, z)))
-			case FieldNegativeNaNCount:
+			case fieldNegativeNaNCount:
 				appendCount(b, uint64(at32(s.negs, z)))
-			case FieldZoneLength:
+			case fieldZoneLength:
 				appendCount(b, s.lens[z])
 			default:
 				b.AppendNull()

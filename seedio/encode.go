@@ -25,19 +25,52 @@ import (
 // bound whose index type cannot address it, no zones).
 var ErrEncode = errors.New("seedio: cannot encode seed")
 
-// EncodeZones writes zones as a version-1 seed IPC file for a column whose
-// seed value type is valueType (see [SeedValueType]); nullBitmapHex becomes
-// the seed_null_bitmap metadata value. Bounds are Go values as described at
-// [ValueAt] (nil for null). EncodeZones checks only what it needs to encode
-// (bound Go types, counts representable); it does not validate the seed
-// semantically, so tests may use it to build invalid seeds on purpose. Zone
-// Start fields are ignored (R23: seeds carry no zone start).
-func EncodeZones(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex string) ([]byte, error) {
+// Encode writes s as a version-1 seed IPC file (R9–R18), the inverse of
+// Decode: min/max of type s.ValueType (the seed value type of the column,
+// R15), one record per zone of s.Zones (Rows is zone_length; the counts must
+// fit uint32, R28; bounds are Go values as described at [ValueAt], nil for
+// null), and s.NullBitmap as seed_null_bitmap (the hex of its standard
+// serialization after run optimisation, R44, R48; nil omits the key: null
+// positions unknown, R46). Only version 1 is written (s.Version must be 1:
+// v0 seeds are never relabelled). Encode checks what it needs to encode
+// (bound Go types, counts representable, no bound on a type without
+// bounds); it does not validate the seed semantically — Decode does. Zone
+// Index and Start, and the exactness flags, are not encoded (R23).
+func Encode(s *Seed) ([]byte, error) {
+	if s == nil || s.Version != 1 {
+		v := -1
+		if s != nil {
+			v = s.Version
+		}
+		return nil, fmt.Errorf("%w: seed version %d; only version 1 seeds are written (v0 seeds are never relabelled)", ErrEncode, v)
+	}
+	var hexStr *string
+	if s.NullBitmap != nil {
+		h, err := encodeNullBitmapHex(s.NullBitmap)
+		if err != nil {
+			return nil, fmt.Errorf("%w: null bitmap: %v", ErrEncode, err)
+		}
+		hexStr = &h
+	}
+	return encodeZones(s.ValueType, s.Zones, hexStr)
+}
+
+// encodeZones writes zones as a version-1 seed IPC file for a column whose
+// seed value type is valueType (see [seedValueType]); *nullBitmapHex becomes
+// the seed_null_bitmap metadata value (nil: no such key). It checks only
+// what it needs to encode, so tests use it to build invalid seeds (a
+// malformed bitmap hex, inconsistent counts) on purpose.
+func encodeZones(valueType arrow.DataType, zones []Zone, nullBitmapHex *string) ([]byte, error) {
 	if len(zones) == 0 {
 		return nil, fmt.Errorf("%w: no zones (R11: an empty data file gets no seed)", ErrEncode)
 	}
 	if len(zones) > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: %d zones", ErrEncode, len(zones))
+	}
+	for i, z := range zones {
+		if z.NullCount > math.MaxUint32 || z.NaNCount > math.MaxUint32 || z.NegativeNaNCount > math.MaxUint32 {
+			return nil, fmt.Errorf("%w: zone %d: counts %d/%d/%d do not fit uint32 (R28)", ErrEncode, i, z.NullCount, z.NaNCount, z.NegativeNaNCount)
+		}
 	}
 	mem := memory.NewGoAllocator()
 	minArr, err := buildBoundArray(mem, valueType, zones, false)
@@ -55,19 +88,19 @@ func EncodeZones(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex stri
 	defer nb.Release()
 	nb.Reserve(len(zones))
 	for _, z := range zones {
-		nb.UnsafeAppend(z.NullCount)
+		nb.UnsafeAppend(uint32(z.NullCount))
 	}
 	nullCounts := nb.NewArray()
 	defer nullCounts.Release()
 	nb.Reserve(len(zones))
 	for _, z := range zones {
-		nb.UnsafeAppend(z.NaNCount)
+		nb.UnsafeAppend(uint32(z.NaNCount))
 	}
 	nanCounts := nb.NewArray()
 	defer nanCounts.Release()
 	nb.Reserve(len(zones))
 	for _, z := range zones {
-		nb.UnsafeAppend(z.NegativeNaNCount)
+		nb.UnsafeAppend(uint32(z.NegativeNaNCount))
 	}
 	negCounts := nb.NewArray()
 	defer negCounts.Release()
@@ -75,19 +108,23 @@ func EncodeZones(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex stri
 	defer lb.Release()
 	lb.Reserve(len(zones))
 	for _, z := range zones {
-		lb.UnsafeAppend(z.Length)
+		lb.UnsafeAppend(z.Rows)
 	}
 	lengths := lb.NewArray()
 	defer lengths.Release()
 
-	schema := SeedSchema(valueType, nullBitmapHex)
+	schema := seedSchema(valueType, nullBitmapHex)
 	rec := array.NewRecordBatch(schema, []arrow.Array{minArr, maxArr, nullCounts, nanCounts, negCounts, lengths}, int64(len(zones)))
 	defer rec.Release()
 
 	var buf bytes.Buffer
 	// The metadata (with the bitmap hex) is written twice: in the schema
 	// message and in the footer.
-	buf.Grow(2*len(nullBitmapHex) + 64*len(zones) + 8192)
+	hexLen := 0
+	if nullBitmapHex != nil {
+		hexLen = len(*nullBitmapHex)
+	}
+	buf.Grow(2*hexLen + 64*len(zones) + 8192)
 	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem)) // no compression (R12)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrEncode, err)
@@ -102,7 +139,7 @@ func EncodeZones(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex stri
 	return buf.Bytes(), nil
 }
 
-func boundOf(z ZoneStats, isMax bool) any {
+func boundOf(z Zone, isMax bool) any {
 	if isMax {
 		return z.Max
 	}
@@ -110,7 +147,7 @@ func boundOf(z ZoneStats, isMax bool) any {
 }
 
 // buildBoundArray builds the min (or max) column.
-func buildBoundArray(mem memory.Allocator, dt arrow.DataType, zones []ZoneStats, isMax bool) (arrow.Array, error) {
+func buildBoundArray(mem memory.Allocator, dt arrow.DataType, zones []Zone, isMax bool) (arrow.Array, error) {
 	if !SupportsBounds(dt) {
 		for i, z := range zones {
 			if boundOf(z, isMax) != nil {
@@ -233,7 +270,7 @@ func appendAll[T any](b typedAppender[T], vals []any) error {
 // index into it. A bound that the index type cannot address (more distinct
 // values than the largest index + 1) is written null, which is always sound
 // (R32: unknown).
-func buildDictBounds(mem memory.Allocator, d *arrow.DictionaryType, zones []ZoneStats, isMax bool) (arrow.Array, error) {
+func buildDictBounds(mem memory.Allocator, d *arrow.DictionaryType, zones []Zone, isMax bool) (arrow.Array, error) {
 	maxIndex, err := dictIndexLimit(d.IndexType)
 	if err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ import (
 	"github.com/lancekeeper/lancekeeper/internal/floatorder"
 )
 
-// ErrNotComparable is returned by [CompareValues], [CompareAt] and [ValueAt]
+// ErrNotComparable is returned by [CompareValues], [compareAt] and [ValueAt]
 // when a value has no v1 bound ordering (types marked N in spec §4.1) or when
 // two values of different Go types are compared.
 var ErrNotComparable = errors.New("seedio: values have no supported ordering")
@@ -189,10 +189,10 @@ func ValueAt(arr arrow.Array, i int) (any, error) {
 	return nil, fmt.Errorf("%w: unexpected array %T for %s", ErrNotComparable, arr, arr.DataType())
 }
 
-// CompareAt compares row i of a with row j of b in Arrow Rust order
+// compareAt compares row i of a with row j of b in Arrow Rust order
 // (§4): it returns -1, 0 or +1. Both rows must be non-null (logical nulls
 // give an error) and both arrays must hold the same value type.
-func CompareAt(a arrow.Array, i int, b arrow.Array, j int) (int, error) {
+func compareAt(a arrow.Array, i int, b arrow.Array, j int) (int, error) {
 	va, err := ValueAt(a, i)
 	if err != nil {
 		return 0, err
@@ -207,9 +207,9 @@ func CompareAt(a arrow.Array, i int, b arrow.Array, j int) (int, error) {
 	return CompareValues(va, vb)
 }
 
-// IsNaNValue reports whether v (a value as returned by [ValueAt]) is a float
+// isNaNValue reports whether v (a value as returned by [ValueAt]) is a float
 // NaN of either sign and any payload.
-func IsNaNValue(v any) bool {
+func isNaNValue(v any) bool {
 	switch x := v.(type) {
 	case float16.Num:
 		return floatorder.IsNaN16(x.Uint16())

@@ -15,9 +15,9 @@ import (
 )
 
 func TestR25_IsNaNValueAnyPayloadAnySign(t *testing.T) {
-	if !IsNaNValue(math.Float64frombits(0xFFF8_0000_0000_0000)) || !IsNaNValue(float16.FromBits(0x7E00)) ||
-		!IsNaNValue(math.Float32frombits(0x7FC0_0001)) || IsNaNValue(1.5) || IsNaNValue(int64(3)) {
-		t.Error("IsNaNValue")
+	if !isNaNValue(math.Float64frombits(0xFFF8_0000_0000_0000)) || !isNaNValue(float16.FromBits(0x7E00)) ||
+		!isNaNValue(math.Float32frombits(0x7FC0_0001)) || isNaNValue(1.5) || isNaNValue(int64(3)) {
+		t.Error("isNaNValue")
 	}
 }
 
@@ -156,11 +156,11 @@ func TestR40_ValueAtDecodesDictionaryAndLogicalNulls(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("ValueAt = %v, want %v", got, want)
 	}
-	if c, err := CompareAt(d, 0, d, 3); err != nil || c != 1 {
-		t.Errorf("CompareAt(b, a) = %d, %v", c, err)
+	if c, err := compareAt(d, 0, d, 3); err != nil || c != 1 {
+		t.Errorf("compareAt(b, a) = %d, %v", c, err)
 	}
-	if _, err := CompareAt(d, 0, d, 1); !errors.Is(err, ErrNotComparable) {
-		t.Errorf("CompareAt with a null: %v", err)
+	if _, err := compareAt(d, 0, d, 1); !errors.Is(err, ErrNotComparable) {
+		t.Errorf("compareAt with a null: %v", err)
 	}
 	if _, err := ValueAt(d, 9); err == nil {
 		t.Error("ValueAt out of range: no error")
