@@ -33,7 +33,7 @@ import (
 // Lance does (a 7000-row delete gives .bin, small deletes .arrow).
 const BitmapThreshold = 5000
 
-// MaxArrowDeletionAlloc bounds the memory DecodeDeletionArrow may allocate
+// MaxArrowDeletionAlloc bounds the memory decodeDeletionArrow may allocate
 // while decoding one .arrow deletion file (decompressed buffers included):
 // 64 MiB, i.e. 16 Mi row ids, far above the BitmapThreshold writers use.
 const MaxArrowDeletionAlloc = 64 << 20
@@ -44,7 +44,7 @@ const MaxArrowDeletionAlloc = 64 << 20
 func DecodeDeletionFile(name string, typ pb.DeletionFile_DeletionFileType, data []byte) (*roaring.Bitmap, error) {
 	switch typ {
 	case pb.DeletionFile_ARROW_ARRAY:
-		return DecodeDeletionArrow(name, data)
+		return decodeDeletionArrow(name, data)
 	case pb.DeletionFile_BITMAP:
 		return DecodeRoaring32(name, data)
 	}
@@ -59,7 +59,7 @@ func EncodeDeletionFile(rows *roaring.Bitmap) (pb.DeletionFile_DeletionFileType,
 		return 0, nil, errors.New("manifest: refusing to encode an empty deletion file")
 	}
 	if rows.GetCardinality() <= BitmapThreshold {
-		data, err := EncodeDeletionArrow(rows)
+		data, err := encodeDeletionArrow(rows)
 		return pb.DeletionFile_ARROW_ARRAY, data, err
 	}
 	data, err := EncodeRoaring32(rows)
@@ -283,11 +283,11 @@ func EncodeRoaring32(rows *roaring.Bitmap) ([]byte, error) {
 
 // ---- .arrow: Arrow IPC file ----
 
-// EncodeDeletionArrow encodes rows as a .arrow deletion file the way Lance
+// encodeDeletionArrow encodes rows as a .arrow deletion file the way Lance
 // writes one: an Arrow IPC file, one record batch, one non-nullable UInt32
 // column "row_id" holding the offsets in ascending order, body compressed
 // with ZSTD.
-func EncodeDeletionArrow(rows *roaring.Bitmap) ([]byte, error) {
+func encodeDeletionArrow(rows *roaring.Bitmap) ([]byte, error) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "row_id", Type: arrow.PrimitiveTypes.Uint32}}, nil)
 	mem := memory.NewGoAllocator()
 	b := array.NewUint32Builder(mem)

@@ -57,11 +57,11 @@ func FuzzDeletionArrow(f *testing.F) {
 		if err != nil || rows.IsEmpty() {
 			return
 		}
-		enc, err := EncodeDeletionArrow(rows)
+		enc, err := encodeDeletionArrow(rows)
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := DecodeDeletionArrow("re.arrow", enc)
+		back, err := decodeDeletionArrow("re.arrow", enc)
 		if err != nil || !back.Equals(rows) {
 			t.Fatalf("round trip: %v", err)
 		}
