@@ -42,7 +42,7 @@ func applyOverwrite(b *builder, ow *pb.Transaction_Overwrite) error {
 	// The data storage version follows the new data files.
 	for _, f := range ow.GetFragments() {
 		for _, df := range f.GetFiles() {
-			m.DataFormat = &pb.Manifest_DataStorageFormat{FileFormat: "lance", Version: FileVersion(df.GetFileMajorVersion(), df.GetFileMinorVersion())}
+			m.DataFormat = &pb.Manifest_DataStorageFormat{FileFormat: "lance", Version: fileVersion(df.GetFileMajorVersion(), df.GetFileMinorVersion())}
 			break
 		}
 		break

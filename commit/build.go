@@ -19,8 +19,8 @@ const (
 	Version = "0.1.0"
 )
 
-// WriterVersion returns the writer_version this package records.
-func WriterVersion() *pb.Manifest_WriterVersion {
+// writerVersion returns the writer_version this package records.
+func writerVersion() *pb.Manifest_WriterVersion {
 	return &pb.Manifest_WriterVersion{Library: Library, Version: Version}
 }
 
@@ -94,7 +94,7 @@ func build(in *buildInput) (*buildResult, error) {
 		m = &pb.Manifest{}
 	}
 	common(m, in)
-	m.WriterVersion = WriterVersion()
+	m.WriterVersion = writerVersion()
 	b := &builder{
 		in:      in,
 		m:       m,

@@ -433,16 +433,16 @@ func publish(ctx context.Context, st Store, path string, data []byte) (won bool,
 // checkAndRebase applies the conflict matrix to t against the transaction
 // committed at version v.
 func checkAndRebase(ctx context.Context, d *dataset, t *Transaction, theirs *pb.Transaction, v uint64) error {
-	o, why := CheckConflict(t.msg, theirs)
+	o, why := checkConflict(t.msg, theirs)
 	conflict := func(retryable bool, reason string) error {
 		return &ConflictError{Op: t.Kind().String(), ConcurrentOp: KindOf(theirs).String(), Version: v, Retryable: retryable, Reason: reason}
 	}
 	switch o {
-	case Compatible:
+	case outcomeCompatible:
 		return nil
-	case Retryable:
+	case outcomeRetryable:
 		return conflict(true, why)
-	case Incompatible:
+	case outcomeIncompatible:
 		return conflict(false, why)
 	}
 	// Rebase: only Delete rebases in this build.
@@ -451,8 +451,8 @@ func checkAndRebase(ctx context.Context, d *dataset, t *Transaction, theirs *pb.
 	}
 	if r, reason, err := t.del.rebase(ctx, d, theirs, v); err != nil {
 		return err
-	} else if r != Compatible && r != Rebase {
-		return conflict(r == Retryable, reason)
+	} else if r != outcomeCompatible && r != outcomeRebase {
+		return conflict(r == outcomeRetryable, reason)
 	}
 	return nil
 }

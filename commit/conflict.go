@@ -8,33 +8,33 @@ import (
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 )
 
-// Outcome is the verdict of checking a transaction being committed against
+// outcome is the verdict of checking a transaction being committed against
 // one that was committed concurrently (lance-table-format.md §5.4).
-type Outcome int
+type outcome int
 
 const (
 	// Compatible: the committed transaction does not affect this one.
-	Compatible Outcome = iota
+	outcomeCompatible outcome = iota
 	// Rebase: this transaction must be rewritten on top of the committed one
 	// (Delete against Delete/Update: deletion vectors are merged).
-	Rebase
+	outcomeRebase
 	// Retryable: this transaction was preempted; rebuilt on the newer
 	// version it may succeed.
-	Retryable
+	outcomeRetryable
 	// Incompatible: this transaction can never be committed on top of the
 	// committed one.
-	Incompatible
+	outcomeIncompatible
 )
 
-func (o Outcome) String() string {
+func (o outcome) String() string {
 	switch o {
-	case Compatible:
+	case outcomeCompatible:
 		return "compatible"
-	case Rebase:
+	case outcomeRebase:
 		return "rebase"
-	case Retryable:
+	case outcomeRetryable:
 		return "retryable"
-	case Incompatible:
+	case outcomeIncompatible:
 		return "incompatible"
 	}
 	return "invalid"
@@ -42,12 +42,12 @@ func (o Outcome) String() string {
 
 // cell decides one entry of the matrix; reason explains a non-compatible
 // verdict (which fragments, which keys).
-type cell func(mine, theirs *pb.Transaction) (o Outcome, reason string)
+type cell func(mine, theirs *pb.Transaction) (o outcome, reason string)
 
 // ok, xx and rr are the unconditional cells ✓, X and R.
-func ok(_, _ *pb.Transaction) (Outcome, string) { return Compatible, "" }
-func xx(_, _ *pb.Transaction) (Outcome, string) { return Incompatible, "" }
-func rr(_, _ *pb.Transaction) (Outcome, string) { return Retryable, "" }
+func ok(_, _ *pb.Transaction) (outcome, string) { return outcomeCompatible, "" }
+func xx(_, _ *pb.Transaction) (outcome, string) { return outcomeIncompatible, "" }
+func rr(_, _ *pb.Transaction) (outcome, string) { return outcomeRetryable, "" }
 
 // matrixRow returns, for a transaction of kind k being committed, the rule
 // for every kind of already-committed transaction. Only the kinds this
@@ -108,14 +108,14 @@ func matrixRow(k OpKind) (row [numOpKinds]cell, known bool) {
 	return row, true
 }
 
-// CheckConflict judges mine (being committed) against theirs (committed at
+// checkConflict judges mine (being committed) against theirs (committed at
 // some version after mine's read version). It is a pure function of the two
 // messages, except that the Delete rebase verdict is refined later with the
 // deletion vectors themselves (see rebaseDelete).
-func CheckConflict(mine, theirs *pb.Transaction) (Outcome, string) {
+func checkConflict(mine, theirs *pb.Transaction) (outcome, string) {
 	row, known := matrixRow(KindOf(mine))
 	if !known {
-		return Incompatible, fmt.Sprintf("this build cannot commit %s transactions", KindOf(mine))
+		return outcomeIncompatible, fmt.Sprintf("this build cannot commit %s transactions", KindOf(mine))
 	}
 	return row[KindOf(theirs)](mine, theirs)
 }
@@ -174,12 +174,12 @@ func idList(b *roaring.Bitmap) string {
 
 // retryIfFragmentsOverlap: R when both transactions touch a common existing
 // fragment, else compatible ("R o" in §5.4).
-func retryIfFragmentsOverlap(mine, theirs *pb.Transaction) (Outcome, string) {
+func retryIfFragmentsOverlap(mine, theirs *pb.Transaction) (outcome, string) {
 	common := roaring.And(touchedFragments(mine), touchedFragments(theirs))
 	if common.IsEmpty() {
-		return Compatible, ""
+		return outcomeCompatible, ""
 	}
-	return Retryable, "both modify fragments " + idList(common)
+	return outcomeRetryable, "both modify fragments " + idList(common)
 }
 
 // rebaseDeletes: Delete against a committed Delete or Update. Fragments only
@@ -188,10 +188,10 @@ func retryIfFragmentsOverlap(mine, theirs *pb.Transaction) (Outcome, string) {
 // the rows this transaction saw are gone (retryable). Whether the same rows
 // were deleted twice, and whether data files changed, is decided with the
 // fragments themselves during the rebase.
-func rebaseDeletes(mine, theirs *pb.Transaction) (Outcome, string) {
+func rebaseDeletes(mine, theirs *pb.Transaction) (outcome, string) {
 	common := roaring.And(touchedFragments(mine), touchedFragments(theirs))
 	if common.IsEmpty() {
-		return Compatible, ""
+		return outcomeCompatible, ""
 	}
 	var removed []uint64
 	switch op := theirs.GetOperation().(type) {
@@ -202,17 +202,17 @@ func rebaseDeletes(mine, theirs *pb.Transaction) (Outcome, string) {
 	}
 	for _, id := range removed {
 		if id <= 0xFFFFFFFF && common.Contains(uint32(id)) {
-			return Retryable, fmt.Sprintf("fragment %d was removed concurrently", id)
+			return outcomeRetryable, fmt.Sprintf("fragment %d was removed concurrently", id)
 		}
 	}
 	if d := mine.GetDelete(); d != nil {
 		for _, id := range d.GetDeletedFragmentIds() {
 			if id <= 0xFFFFFFFF && common.Contains(uint32(id)) {
-				return Retryable, fmt.Sprintf("fragment %d, which this transaction removes, was modified concurrently", id)
+				return outcomeRetryable, fmt.Sprintf("fragment %d, which this transaction removes, was modified concurrently", id)
 			}
 		}
 	}
-	return Rebase, "both modify fragments " + idList(common)
+	return outcomeRebase, "both modify fragments " + idList(common)
 }
 
 // indexFragments returns the union of the known fragment bitmaps of idx and
@@ -237,26 +237,26 @@ func indexFragments(idx []*pb.IndexMetadata) (*roaring.Bitmap, bool) {
 
 // retryIfIndexedFragmentsRewritten: CreateIndex against Rewrite — R when a
 // rewritten fragment is covered by a new index (its row addresses moved).
-func retryIfIndexedFragmentsRewritten(mine, theirs *pb.Transaction) (Outcome, string) {
+func retryIfIndexedFragmentsRewritten(mine, theirs *pb.Transaction) (outcome, string) {
 	newIdx := mine.GetCreateIndex().GetNewIndices()
 	if len(newIdx) == 0 {
-		return Compatible, "" // a pure index drop is unaffected by compaction
+		return outcomeCompatible, "" // a pure index drop is unaffected by compaction
 	}
 	covered, unknown := indexFragments(newIdx)
 	rewritten := touchedFragments(theirs)
 	if unknown && !rewritten.IsEmpty() {
-		return Retryable, "a new index has an unknown fragment bitmap and fragments were rewritten"
+		return outcomeRetryable, "a new index has an unknown fragment bitmap and fragments were rewritten"
 	}
 	common := roaring.And(covered, rewritten)
 	if common.IsEmpty() {
-		return Compatible, ""
+		return outcomeCompatible, ""
 	}
-	return Retryable, "indexed fragments " + idList(common) + " were rewritten"
+	return outcomeRetryable, "indexed fragments " + idList(common) + " were rewritten"
 }
 
 // retryIfReplacedFieldIndexed: CreateIndex against DataReplacement — R when
 // a replaced data file stores a field a new index covers.
-func retryIfReplacedFieldIndexed(mine, theirs *pb.Transaction) (Outcome, string) {
+func retryIfReplacedFieldIndexed(mine, theirs *pb.Transaction) (outcome, string) {
 	indexed := map[int32]bool{}
 	for _, im := range mine.GetCreateIndex().GetNewIndices() {
 		for _, f := range im.GetFields() {
@@ -266,11 +266,11 @@ func retryIfReplacedFieldIndexed(mine, theirs *pb.Transaction) (Outcome, string)
 	for _, g := range theirs.GetDataReplacement().GetReplacements() {
 		for _, f := range g.GetNewFile().GetFields() {
 			if indexed[f] {
-				return Retryable, fmt.Sprintf("indexed field %d was replaced in fragment %d", f, g.GetFragmentId())
+				return outcomeRetryable, fmt.Sprintf("indexed field %d was replaced in fragment %d", f, g.GetFragmentId())
 			}
 		}
 	}
-	return Compatible, ""
+	return outcomeCompatible, ""
 }
 
 // configKeys returns the config keys a transaction upserts and deletes.
@@ -331,11 +331,11 @@ func sameConfigKeys(a, b *pb.Transaction) (bool, string) {
 	return true, fmt.Sprintf("both change config keys %q", keys)
 }
 
-func incompatibleIfSameConfigKeys(mine, theirs *pb.Transaction) (Outcome, string) {
+func incompatibleIfSameConfigKeys(mine, theirs *pb.Transaction) (outcome, string) {
 	if same, why := sameConfigKeys(mine, theirs); same {
-		return Incompatible, why
+		return outcomeIncompatible, why
 	}
-	return Compatible, ""
+	return outcomeCompatible, ""
 }
 
 // changesSchemaMetadata reports whether an UpdateConfig touches schema-level
@@ -349,10 +349,10 @@ func changesSchemaMetadata(uc *pb.Transaction_UpdateConfig) (schema, fields bool
 
 // updateConfigVsOverwrite: X if the UpdateConfig changes schema or field
 // metadata (the Overwrite replaced the schema) or shares config keys.
-func updateConfigVsOverwrite(mine, theirs *pb.Transaction) (Outcome, string) {
+func updateConfigVsOverwrite(mine, theirs *pb.Transaction) (outcome, string) {
 	schema, fields := changesSchemaMetadata(mine.GetUpdateConfig())
 	if schema || fields {
-		return Incompatible, "the schema this metadata change applies to was replaced"
+		return outcomeIncompatible, "the schema this metadata change applies to was replaced"
 	}
 	return incompatibleIfSameConfigKeys(mine, theirs)
 }
@@ -385,43 +385,43 @@ func mapsCollide(a, b *pb.Transaction_UpdateMap) bool {
 // updateConfigVsUpdateConfig: X if the two change the same config keys, the
 // same table-metadata keys, both change schema metadata, or both change the
 // metadata of the same field.
-func updateConfigVsUpdateConfig(mine, theirs *pb.Transaction) (Outcome, string) {
+func updateConfigVsUpdateConfig(mine, theirs *pb.Transaction) (outcome, string) {
 	if same, why := sameConfigKeys(mine, theirs); same {
-		return Incompatible, why
+		return outcomeIncompatible, why
 	}
 	a, b := mine.GetUpdateConfig(), theirs.GetUpdateConfig()
 	if mapsCollide(a.GetTableMetadataUpdates(), b.GetTableMetadataUpdates()) {
-		return Incompatible, "both change the same table metadata keys"
+		return outcomeIncompatible, "both change the same table metadata keys"
 	}
 	sa, _ := changesSchemaMetadata(a)
 	sb, _ := changesSchemaMetadata(b)
 	if sa && sb {
-		return Incompatible, "both change schema metadata"
+		return outcomeIncompatible, "both change schema metadata"
 	}
 	for id := range a.GetFieldMetadataUpdates() {
 		if _, both := b.GetFieldMetadataUpdates()[id]; both {
-			return Incompatible, fmt.Sprintf("both change the metadata of field %d", id)
+			return outcomeIncompatible, fmt.Sprintf("both change the metadata of field %d", id)
 		}
 	}
 	for id := range a.GetFieldMetadata() {
 		if _, both := b.GetFieldMetadata()[id]; both {
-			return Incompatible, fmt.Sprintf("both change the metadata of field %d", id)
+			return outcomeIncompatible, fmt.Sprintf("both change the metadata of field %d", id)
 		}
 	}
 	// Deprecated full-replace field metadata vs the new form, by id.
 	for id := range a.GetFieldMetadataUpdates() {
 		if id >= 0 {
 			if _, both := b.GetFieldMetadata()[uint32(id)]; both {
-				return Incompatible, fmt.Sprintf("both change the metadata of field %d", id)
+				return outcomeIncompatible, fmt.Sprintf("both change the metadata of field %d", id)
 			}
 		}
 	}
 	for id := range b.GetFieldMetadataUpdates() {
 		if id >= 0 {
 			if _, both := a.GetFieldMetadata()[uint32(id)]; both {
-				return Incompatible, fmt.Sprintf("both change the metadata of field %d", id)
+				return outcomeIncompatible, fmt.Sprintf("both change the metadata of field %d", id)
 			}
 		}
 	}
-	return Compatible, ""
+	return outcomeCompatible, ""
 }

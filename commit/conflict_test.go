@@ -76,19 +76,19 @@ func sampleTxns() map[string]*pb.Transaction {
 // operations this package commits, cell by cell.
 func TestConflictMatrix(t *testing.T) {
 	const (
-		C = Compatible
-		B = Rebase
-		R = Retryable
-		X = Incompatible
+		C = outcomeCompatible
+		B = outcomeRebase
+		R = outcomeRetryable
+		X = outcomeIncompatible
 	)
 	txns := sampleTxns()
-	all := func(mine string, want Outcome, except map[string]Outcome) []struct {
+	all := func(mine string, want outcome, except map[string]outcome) []struct {
 		mine, theirs string
-		want         Outcome
+		want         outcome
 	} {
 		var out []struct {
 			mine, theirs string
-			want         Outcome
+			want         outcome
 		}
 		for theirs := range txns {
 			w := want
@@ -97,62 +97,62 @@ func TestConflictMatrix(t *testing.T) {
 			}
 			out = append(out, struct {
 				mine, theirs string
-				want         Outcome
+				want         outcome
 			}{mine, theirs, w})
 		}
 		return out
 	}
 	var cases []struct {
 		mine, theirs string
-		want         Outcome
+		want         outcome
 	}
 	// Append: ✓ except Overwrite, Restore, UpdateMemWal (X); unknown arm R.
-	cases = append(cases, all("Append", C, map[string]Outcome{"Overwrite": X, "Overwrite(k)": X, "Restore": X, "UpdateMemWalState": X, "Unknown": R})...)
+	cases = append(cases, all("Append", C, map[string]outcome{"Overwrite": X, "Overwrite(k)": X, "Restore": X, "UpdateMemWalState": X, "Unknown": R})...)
 	// Delete: B vs Delete/Update on common fragments (R when the other side
 	// removed it), R o vs Rewrite / DataReplacement, R vs Merge, X vs
 	// Overwrite / Restore / UpdateMemWal.
-	cases = append(cases, all("Delete(f1)", C, map[string]Outcome{
+	cases = append(cases, all("Delete(f1)", C, map[string]outcome{
 		"Delete(f1)": B, "Delete(remove f1)": R, "Update(f1)": B, "Update(remove f1)": R,
 		"Overwrite": X, "Overwrite(k)": X, "Rewrite(f1)": R, "Merge": R, "Restore": X,
 		"DataReplacement(f1,x)": R, "UpdateMemWalState": X, "DataOverlay": R, "Unknown": R,
 	})...)
-	cases = append(cases, all("Delete(remove f1)", C, map[string]Outcome{
+	cases = append(cases, all("Delete(remove f1)", C, map[string]outcome{
 		"Delete(f1)": R, "Delete(remove f1)": R, "Update(f1)": R, "Update(remove f1)": R,
 		"Overwrite": X, "Overwrite(k)": X, "Rewrite(f1)": R, "Merge": R, "Restore": X,
 		"DataReplacement(f1,x)": R, "UpdateMemWalState": X, "DataOverlay": R, "Unknown": R,
 	})...)
 	// Overwrite: conflicts only on the same config keys (NOV25) and with
 	// UpdateMemWal.
-	cases = append(cases, all("Overwrite", C, map[string]Outcome{"UpdateMemWalState": X, "Unknown": R})...)
-	cases = append(cases, all("Overwrite(k)", C, map[string]Outcome{
+	cases = append(cases, all("Overwrite", C, map[string]outcome{"UpdateMemWalState": X, "Unknown": R})...)
+	cases = append(cases, all("Overwrite(k)", C, map[string]outcome{
 		"Overwrite(k)": X, "UpdateConfig(k)": X, "UpdateConfig(-k)": X, "UpdateMemWalState": X, "Unknown": R})...)
 	// CreateIndex: X vs Overwrite/Restore/UpdateMemWal, R o vs Rewrite of an
 	// indexed fragment, R when a replaced field is indexed.
-	cases = append(cases, all("CreateIndex(x,f1)", C, map[string]Outcome{
+	cases = append(cases, all("CreateIndex(x,f1)", C, map[string]outcome{
 		"Overwrite": X, "Overwrite(k)": X, "Restore": X, "UpdateMemWalState": X,
 		"Rewrite(f1)": R, "DataReplacement(f1,x)": R, "DataOverlay": R, "Unknown": R})...)
-	cases = append(cases, all("CreateIndex(x,f3)", C, map[string]Outcome{
+	cases = append(cases, all("CreateIndex(x,f3)", C, map[string]outcome{
 		"Overwrite": X, "Overwrite(k)": X, "Restore": X, "UpdateMemWalState": X,
 		"DataReplacement(f1,x)": R, "DataOverlay": R, "Unknown": R})...)
-	cases = append(cases, all("DropIndex", C, map[string]Outcome{
+	cases = append(cases, all("DropIndex", C, map[string]outcome{
 		"Overwrite": X, "Overwrite(k)": X, "Restore": X, "UpdateMemWalState": X, "DataOverlay": R, "Unknown": R})...)
 	// ReserveFragments: X vs Overwrite and Restore.
-	cases = append(cases, all("ReserveFragments", C, map[string]Outcome{
+	cases = append(cases, all("ReserveFragments", C, map[string]outcome{
 		"Overwrite": X, "Overwrite(k)": X, "Restore": X, "Unknown": R})...)
 	// UpdateConfig: X on the same keys / schema or field metadata.
-	cases = append(cases, all("UpdateConfig(k)", C, map[string]Outcome{
+	cases = append(cases, all("UpdateConfig(k)", C, map[string]outcome{
 		"Overwrite(k)": X, "UpdateConfig(k)": X, "UpdateConfig(-k)": X, "Unknown": R})...)
-	cases = append(cases, all("UpdateConfig(schema)", C, map[string]Outcome{
+	cases = append(cases, all("UpdateConfig(schema)", C, map[string]outcome{
 		"Overwrite": X, "Overwrite(k)": X, "UpdateConfig(schema)": X, "Unknown": R})...)
-	cases = append(cases, all("UpdateConfig(field0)", C, map[string]Outcome{
+	cases = append(cases, all("UpdateConfig(field0)", C, map[string]outcome{
 		"Overwrite": X, "Overwrite(k)": X, "UpdateConfig(field0)": X, "Unknown": R})...)
-	cases = append(cases, all("UpdateConfig(tm)", C, map[string]Outcome{"UpdateConfig(tm)": X, "Unknown": R})...)
-	cases = append(cases, all("UpdateConfig(none)", C, map[string]Outcome{"Unknown": R})...)
+	cases = append(cases, all("UpdateConfig(tm)", C, map[string]outcome{"UpdateConfig(tm)": X, "Unknown": R})...)
+	cases = append(cases, all("UpdateConfig(none)", C, map[string]outcome{"Unknown": R})...)
 	// Restore trumps everything except UpdateMemWal.
-	cases = append(cases, all("Restore", C, map[string]Outcome{"UpdateMemWalState": X, "Unknown": R})...)
+	cases = append(cases, all("Restore", C, map[string]outcome{"UpdateMemWalState": X, "Unknown": R})...)
 
 	for _, tc := range cases {
-		got, why := CheckConflict(txns[tc.mine], txns[tc.theirs])
+		got, why := checkConflict(txns[tc.mine], txns[tc.theirs])
 		if got != tc.want {
 			t.Errorf("%s vs committed %s: got %s (%s), want %s", tc.mine, tc.theirs, got, why, tc.want)
 		}
@@ -165,7 +165,7 @@ func TestConflictMatrix(t *testing.T) {
 func TestConflictMatrix_UncommittableKinds(t *testing.T) {
 	txns := sampleTxns()
 	for _, k := range []string{"Merge", "Project", "Rewrite(f1)", "Update(f1)", "DataReplacement(f1,x)", "UpdateBases", "Unknown"} {
-		if got, _ := CheckConflict(txns[k], txns["Append"]); got != Incompatible {
+		if got, _ := checkConflict(txns[k], txns["Append"]); got != outcomeIncompatible {
 			t.Errorf("%s: got %s", k, got)
 		}
 	}

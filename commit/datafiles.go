@@ -11,9 +11,9 @@ import (
 // the table's data storage version (§3.4, §5.2 e) and their field ids
 // against the schema.
 
-// FileVersion maps a DataFile's (major, minor) to the data storage version
+// fileVersion maps a DataFile's (major, minor) to the data storage version
 // string (§3.4).
-func FileVersion(major, minor uint32) string {
+func fileVersion(major, minor uint32) string {
 	switch {
 	case major == 0 && minor <= 2:
 		return "0.1"
@@ -34,7 +34,7 @@ func DataFormatVersion(m *pb.Manifest) string {
 	}
 	for _, f := range m.GetFragments() {
 		for _, df := range f.GetFiles() {
-			return FileVersion(df.GetFileMajorVersion(), df.GetFileMinorVersion())
+			return fileVersion(df.GetFileMajorVersion(), df.GetFileMinorVersion())
 		}
 	}
 	if m.GetWriterFeatureFlags()&flags.UseV2FormatDeprecated != 0 {
@@ -53,7 +53,7 @@ func checkFileVersions(m *pb.Manifest, frags []*pb.DataFragment) error {
 	want := DataFormatVersion(m)
 	for _, f := range frags {
 		for _, df := range f.GetFiles() {
-			if got := FileVersion(df.GetFileMajorVersion(), df.GetFileMinorVersion()); got != want {
+			if got := fileVersion(df.GetFileMajorVersion(), df.GetFileMinorVersion()); got != want {
 				return fmt.Errorf("%w: data file %s has file version %s but the dataset's data storage version is %s (mixing versions needs flag MIXED_DATA_FILE_VERSIONS)",
 					ErrInvalidTransaction, df.GetPath(), got, want)
 			}

@@ -117,7 +117,7 @@ func physicalRows(ctx context.Context, st Store, m *pb.Manifest, f *pb.DataFragm
 	if loc.Base != "" {
 		return 0, fmt.Errorf("%w: fragment %d records no physical_rows and its data file lives in base %q", ErrInvalidTransaction, f.GetId(), loc.Base)
 	}
-	df, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path)
+	df, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{})
 	if err != nil {
 		return 0, err
 	}
@@ -230,7 +230,7 @@ func (ds *deleteState) merge(ctx context.Context, st Store, id uint64, existing 
 // Delete fragment by fragment: changed data files or rows deleted by both
 // are retryable conflicts; otherwise the deletion vectors merge later, in
 // prepare, against the latest version.
-func (ds *deleteState) rebase(ctx context.Context, d *dataset, theirs *pb.Transaction, v uint64) (Outcome, string, error) {
+func (ds *deleteState) rebase(ctx context.Context, d *dataset, theirs *pb.Transaction, v uint64) (outcome, string, error) {
 	var updated []*pb.DataFragment
 	switch op := theirs.GetOperation().(type) {
 	case *pb.Transaction_Delete_:
@@ -245,7 +245,7 @@ func (ds *deleteState) rebase(ctx context.Context, d *dataset, theirs *pb.Transa
 			continue
 		}
 		if !sameDataFiles(tf, ds.base[tf.GetId()]) {
-			return Retryable, fmt.Sprintf("the data files of fragment %d changed", tf.GetId()), nil
+			return outcomeRetryable, fmt.Sprintf("the data files of fragment %d changed", tf.GetId()), nil
 		}
 		if vm == nil {
 			f, err := d.file(ctx, v)
@@ -259,10 +259,10 @@ func (ds *deleteState) rebase(ctx context.Context, d *dataset, theirs *pb.Transa
 			return 0, "", err
 		}
 		if common := roaring.And(mine, theirRows); !common.IsEmpty() {
-			return Retryable, fmt.Sprintf("%d row(s) of fragment %d were deleted by both, e.g. row %d", common.GetCardinality(), tf.GetId(), common.Minimum()), nil
+			return outcomeRetryable, fmt.Sprintf("%d row(s) of fragment %d were deleted by both, e.g. row %d", common.GetCardinality(), tf.GetId(), common.Minimum()), nil
 		}
 	}
-	return Rebase, "", nil
+	return outcomeRebase, "", nil
 }
 
 // prepare rewrites the Delete operation against the latest manifest: a

@@ -22,4 +22,14 @@
 // files (with optional v1 seeds) to a committed version. Its first half,
 // WriteFragments, writes the data files and commits nothing, for callers
 // that commit elsewhere (coordclient sends them to a coordinator).
+//
+// Building a manifest applies the transaction's operation with one apply
+// function per operation (apply_<operation>.go) to a builder (build.go);
+// fragment-id and row-id rules are in rowids.go, config and metadata rules
+// in config.go.
+//
+// The package exports more than 60 names because OpKind enumerates the 16
+// operation arms of lance.table.Transaction (plus OpUnknown), one constant
+// each, as the conflict matrix (§5.4) and Transaction.Kind name them;
+// without them it exports about 58.
 package commit

@@ -34,8 +34,8 @@ func FuzzTransaction(f *testing.F) {
 			return
 		}
 		for _, other := range samples {
-			CheckConflict(txn, other)
-			CheckConflict(other, txn)
+			checkConflict(txn, other)
+			checkConflict(other, txn)
 		}
 		for _, p := range []*pb.Manifest{prev, nil} {
 			in := &buildInput{prev: p, txn: txn, version: p.GetVersion() + 1, now: time.Unix(1, 0), txnFile: "x.txn",

@@ -28,7 +28,7 @@ func HasZoneWriteSeeds(m *pb.Manifest) bool {
 // malformed still counts (the flag must then be set, R54); buffers that are
 // not seeds at all, or v0 seeds, do not.
 func DataFileCarriesV1Seed(ctx context.Context, st Store, key string) (bool, error) {
-	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+key)
+	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+key, datafile.OpenOptions{})
 	if err != nil {
 		return false, fmt.Errorf("inspect %s for zone write seeds: %w", key, err)
 	}

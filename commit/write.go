@@ -71,16 +71,14 @@ type WriteOptions struct {
 	// SeedColumns names the top-level columns that get v1 zone write seeds;
 	// SeedAllColumns seeds every top-level column. Off by default. Seeds
 	// are written only when the dataset already carries
-	// FLAG_ZONE_WRITE_SEEDS or EnableZoneWriteSeeds is set (R56).
+	// FLAG_ZONE_WRITE_SEEDS or Commit.EnableZoneWriteSeeds, the one opt-in
+	// switch, is set (R56); WriteFragments checks it before writing.
 	SeedColumns    []string
 	SeedAllColumns bool
 	// RowsPerZone of the seeds (0 = 8192).
 	RowsPerZone uint64
 	// MaxBoundBytes truncates string/binary bounds (0 = 64).
 	MaxBoundBytes int
-	// EnableZoneWriteSeeds is the explicit opt-in that lets this write set
-	// FLAG_ZONE_WRITE_SEEDS on a dataset that lacks it (R54, R56).
-	EnableZoneWriteSeeds bool
 	// NoDeclaredSeeds ignores the ZoneMap indices of the dataset that ask
 	// for seeds (DeclaredSeedColumns). By default an append honours them as
 	// Lance 12 does: each declared column gets a seed with the index's rows
@@ -137,8 +135,8 @@ func NewDataFileName() string {
 	return sb.String()
 }
 
-// PBFields converts a data-file schema to the manifest's Field list.
-func PBFields(s *datafile.Schema) []*pb.Field {
+// pbFields converts a data-file schema to the manifest's Field list.
+func pbFields(s *datafile.Schema) []*pb.Field {
 	out := make([]*pb.Field, 0, len(s.Fields))
 	for _, f := range s.Fields {
 		pf := &pb.Field{
@@ -320,9 +318,7 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 	for i, f := range w.Files {
 		txn.MarkSeedFiles(f.hasV1Seeds(), w.Fragments[i].GetFiles()[0].GetPath())
 	}
-	copts := opts.Commit
-	copts.EnableZoneWriteSeeds = copts.EnableZoneWriteSeeds || opts.EnableZoneWriteSeeds
-	r, err := Commit(ctx, st, txn, copts)
+	r, err := Commit(ctx, st, txn, opts.Commit)
 	if err != nil {
 		if !errors.Is(err, ErrCommitOutcomeUnknown) {
 			w.Cleanup(ctx)
@@ -340,7 +336,8 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 // ErrDatasetNotFound), that the dataset's feature flags allow writing,
 // that seeds are enabled (ErrSeedsNotEnabled) and, for an append, that the
 // input matches the dataset's schema (ErrSchemaMismatch); an append of no
-// rows is an ErrInvalidTransaction. opts.Commit is not used.
+// rows is an ErrInvalidTransaction. Of opts.Commit only EnableZoneWriteSeeds
+// (the seed opt-in) is used.
 //
 // On error the data files already written are deleted on a best-effort
 // basis. On success the caller owns them: commit them (WriteArrow does;
@@ -371,8 +368,8 @@ func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 	case opts.Mode == ModeAppend && head == nil:
 		return nil, fmt.Errorf("%w: %s has no manifest (use mode create)", ErrDatasetNotFound, st)
 	}
-	if seeding && !opts.EnableZoneWriteSeeds && (head == nil || !HasZoneWriteSeeds(head.Manifest)) {
-		return nil, fmt.Errorf("%w: writing v1 seeds would set FLAG_ZONE_WRITE_SEEDS, which old Lance readers refuse; enable it explicitly (--enable-zone-write-seeds, `lancekeeper seeds enable`, or WriteOptions.EnableZoneWriteSeeds)", ErrSeedsNotEnabled)
+	if seeding && !opts.Commit.EnableZoneWriteSeeds && (head == nil || !HasZoneWriteSeeds(head.Manifest)) {
+		return nil, fmt.Errorf("%w: writing v1 seeds would set FLAG_ZONE_WRITE_SEEDS, which old Lance readers refuse; enable it explicitly (--enable-zone-write-seeds, `lancekeeper seeds enable`, or WriteOptions.Commit.EnableZoneWriteSeeds)", ErrSeedsNotEnabled)
 	}
 
 	in := rdr.Schema()
@@ -414,7 +411,7 @@ func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 		return nil, err
 	}
 
-	out := &WrittenFiles{Mode: opts.Mode, ReadVersion: info.Version, Schema: PBFields(probe.Schema()),
+	out := &WrittenFiles{Mode: opts.Mode, ReadVersion: info.Version, Schema: pbFields(probe.Schema()),
 		SchemaMetadata: tableSchemaMetadata(in.Metadata()), st: st}
 	var cur *fileSink
 	defer func() {

@@ -79,14 +79,14 @@ func TestWriteArrow_CreateAppendWithSeeds(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 	// With the opt-in: the manifest of that commit carries both bits (R54).
-	r2, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 2, 100, 300), WriteOptions{Mode: ModeAppend, SeedColumns: []string{"x", "s"}, RowsPerZone: 16, EnableZoneWriteSeeds: true})
+	r2, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 2, 100, 300), WriteOptions{Mode: ModeAppend, SeedColumns: []string{"x", "s"}, RowsPerZone: 16, Commit: Options{EnableZoneWriteSeeds: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r2.Version != 2 || !hasBoth(r2.Manifest) || len(r2.Manifest.GetFragments()) != 3 {
 		t.Fatalf("append: version %d bits %v frags %d", r2.Version, hasBoth(r2.Manifest), len(r2.Manifest.GetFragments()))
 	}
-	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+r2.Files[0].Path)
+	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+r2.Files[0].Path, datafile.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestWriteArrow_AppendReordersColumns(t *testing.T) {
 	if fmt.Sprint(df.GetFields()) != "[0 1]" {
 		t.Fatalf("fields %v", df.GetFields())
 	}
-	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+r.Files[0].Path)
+	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+r.Files[0].Path, datafile.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestWriteArrow_BadInputCommitsNothing(t *testing.T) {
 		{"type change", testRecords(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.BinaryTypes.String, Nullable: true}, testArrowSchema.Field(1)}, nil), 1, 5, 0),
 			WriteOptions{Mode: ModeAppend}, ErrSchemaMismatch, `column "x" is int64 in the dataset but string`},
 		{"seed column does not exist", testRecords(testArrowSchema, 1, 5, 0),
-			WriteOptions{Mode: ModeAppend, SeedColumns: []string{"nope"}, EnableZoneWriteSeeds: true}, datafile.ErrInvalidSchema, `"nope"`},
+			WriteOptions{Mode: ModeAppend, SeedColumns: []string{"nope"}, Commit: Options{EnableZoneWriteSeeds: true}}, datafile.ErrInvalidSchema, `"nope"`},
 		{"create over existing", testRecords(testArrowSchema, 1, 5, 0), WriteOptions{Mode: ModeCreate}, ErrDatasetExists, "has version 1"},
 		{"input fails midway", &failingReader{RecordReader: testRecords(testArrowSchema, 3, 50, 0), after: 2},
 			WriteOptions{Mode: ModeAppend, MaxRowsPerFile: 60}, errReadFailed, "reading input"},
@@ -242,7 +242,7 @@ func TestWriteFragments_WritesWithoutCommitting(t *testing.T) {
 	st := localStore(t)
 	md := arrow.NewMetadata([]string{"owner", seedio.LocatorKeyPrefix + "x"}, []string{"team", "locator"})
 	schema := arrow.NewSchema(testArrowSchema.Fields(), &md)
-	w, err := WriteFragments(ctx, st, testRecords(schema, 2, 100, 0), WriteOptions{Mode: ModeCreate, MaxRowsPerFile: 150, SeedAllColumns: true, EnableZoneWriteSeeds: true})
+	w, err := WriteFragments(ctx, st, testRecords(schema, 2, 100, 0), WriteOptions{Mode: ModeCreate, MaxRowsPerFile: 150, SeedAllColumns: true, Commit: Options{EnableZoneWriteSeeds: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

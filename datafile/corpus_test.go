@@ -175,7 +175,7 @@ func TestCorpus_EveryDataFileOpens(t *testing.T) {
 				}
 			}
 			if f.Version() == V2_0 {
-				rec, err := f.ReadColumns(context.Background())
+				rec, err := f.ReadColumns(context.Background(), ReadOptions{})
 				if err != nil {
 					t.Fatalf("read 2.0 columns: %v", err)
 				}
@@ -209,7 +209,7 @@ func TestCorpus_Lance12v20Values(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := f.ReadColumns(context.Background())
+		rec, err := f.ReadColumns(context.Background(), ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +275,7 @@ func TestCorpus_SeedsV0Lance12(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer bucket.Close()
-		f, err := Open(context.Background(), bucket, filepath.Base(p))
+		f, err := Open(context.Background(), bucket, filepath.Base(p), OpenOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}

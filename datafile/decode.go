@@ -107,7 +107,7 @@ func (s *Schema) arrowField(fi int, depth int) (arrow.Field, error) {
 // bytes, so without a bound a hostile page length could demand any amount.
 const DefaultMaxDecodeBytes = 1 << 30
 
-// ReadOptions tunes ReadColumnsWithOptions.
+// ReadOptions tunes ReadColumns.
 type ReadOptions struct {
 	// MaxDecodeBytes caps the bytes decoding may allocate (0 means
 	// DefaultMaxDecodeBytes). Exceeding it fails with ErrTooLarge.
@@ -157,15 +157,11 @@ func nullCost(dt arrow.DataType, n uint64) uint64 {
 }
 
 // ReadColumns decodes every column of a 2.0 file into one Arrow record (one
-// array per top-level field), allocating at most DefaultMaxDecodeBytes.
-// Files of 2.1 and later are not decoded (ErrUnsupported); nor are pages
-// using compression or bit packing.
-func (f *File) ReadColumns(ctx context.Context) (arrow.RecordBatch, error) {
-	return f.ReadColumnsWithOptions(ctx, ReadOptions{})
-}
-
-// ReadColumnsWithOptions is ReadColumns with options.
-func (f *File) ReadColumnsWithOptions(ctx context.Context, opts ReadOptions) (arrow.RecordBatch, error) {
+// array per top-level field), allocating at most opts.MaxDecodeBytes
+// (DefaultMaxDecodeBytes for the zero ReadOptions). Files of 2.1 and later
+// are not decoded (ErrUnsupported); nor are pages using compression or bit
+// packing.
+func (f *File) ReadColumns(ctx context.Context, opts ReadOptions) (arrow.RecordBatch, error) {
 	sch, err := f.schema.ArrowSchema()
 	if err != nil {
 		return nil, withPath(err, f.path)

@@ -35,7 +35,7 @@ func TestSpec4_4_DictionaryEncodedStrings(t *testing.T) {
 	if kinds[0] != "dictionary" || kinds[1] != "binary" || kinds[2] != "dictionary" {
 		t.Fatalf("page encodings %v: the sample no longer has dictionary-encoded strings", kinds)
 	}
-	rec, err := f.ReadColumns(context.Background())
+	rec, err := f.ReadColumns(context.Background(), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestSpec4_4_DictionaryEncodedStrings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fb.ReadColumns(context.Background()); !errors.Is(err, ErrMalformed) {
+	if _, err := fb.ReadColumns(context.Background(), ReadOptions{}); !errors.Is(err, ErrMalformed) {
 		t.Errorf("index 9 of 3 items: %v, want ErrMalformed", err)
 	}
 }

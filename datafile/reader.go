@@ -123,15 +123,11 @@ func (s countingSource) readRange(ctx context.Context, off, n int64) ([]byte, er
 	return b, err
 }
 
-// Open opens the Lance v2 data file at path in bucket. It asks the bucket for
-// the file size and then usually needs one range read for footer, tables,
-// schema and column metadata together.
-func Open(ctx context.Context, bucket *blob.Bucket, path string) (*File, error) {
-	return OpenWithOptions(ctx, bucket, path, OpenOptions{})
-}
-
-// OpenWithOptions is Open with options.
-func OpenWithOptions(ctx context.Context, bucket *blob.Bucket, path string, opts OpenOptions) (*File, error) {
+// Open opens the Lance v2 data file at path in bucket. Unless opts.Size
+// gives the file size it asks the bucket for it, and then usually needs one
+// range read for footer, tables, schema and column metadata together. The
+// zero OpenOptions are the defaults.
+func Open(ctx context.Context, bucket *blob.Bucket, path string, opts OpenOptions) (*File, error) {
 	size := opts.Size
 	if size <= 0 {
 		attrs, err := bucket.Attributes(ctx, path)

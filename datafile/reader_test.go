@@ -225,7 +225,7 @@ func TestSpec16_AcceptedVariants(t *testing.T) {
 			if f.Version() != V2_0 {
 				t.Errorf("version %s", f.Version())
 			}
-			rec, err := f.ReadColumns(context.Background())
+			rec, err := f.ReadColumns(context.Background(), ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,7 +253,7 @@ func TestOpen_NeverPanicsOnDamage(t *testing.T) {
 			}
 			return
 		}
-		if rec, err := f.ReadColumns(context.Background()); err == nil {
+		if rec, err := f.ReadColumns(context.Background(), ReadOptions{}); err == nil {
 			rec.Release()
 		}
 		_, _ = f.Seeds(context.Background(), seedio.DecodeOptions{})
@@ -320,14 +320,14 @@ func TestOpen_Bucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, opts := range []OpenOptions{{}, {Size: int64(len(g)), TailSize: 100}} {
-		f, err := OpenWithOptions(ctx, bucket, "data/x.lance", opts)
+		f, err := Open(ctx, bucket, "data/x.lance", opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if f.Path() != "data/x.lance" || f.Size() != exSize || f.NumRows() != 3 {
 			t.Errorf("opened %q size %d rows %d", f.Path(), f.Size(), f.NumRows())
 		}
-		rec, err := f.ReadColumns(ctx)
+		rec, err := f.ReadColumns(ctx, ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,12 +337,12 @@ func TestOpen_Bucket(t *testing.T) {
 	if err := bucket.WriteAll(ctx, "bad.lance", g[:100], nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(ctx, bucket, "bad.lance")
+	_, err := Open(ctx, bucket, "bad.lance", OpenOptions{})
 	var fe *FormatError
 	if !errors.As(err, &fe) || fe.Path != "bad.lance" || !strings.Contains(err.Error(), "bad.lance") {
 		t.Errorf("got %v", err)
 	}
-	if _, err := Open(ctx, bucket, "missing.lance"); err == nil {
+	if _, err := Open(ctx, bucket, "missing.lance", OpenOptions{}); err == nil {
 		t.Error("missing file opened")
 	}
 }

@@ -22,7 +22,7 @@ func TestReadRows_RangesAndProjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := f.ReadColumns(context.Background())
+	all, err := f.ReadColumns(context.Background(), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -347,7 +347,7 @@ func TestProperty_RoundTripRandomBatches(t *testing.T) {
 					t.Fatalf("column %d: pages hold %d rows, want %d", c, got, total)
 				}
 			}
-			got, err := f.ReadColumns(context.Background())
+			got, err := f.ReadColumns(context.Background(), ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -58,7 +58,7 @@ type WriterOptions struct {
 	// (e.g. the zone size a ZoneMap index declares for its column).
 	SeedRowsPerZone map[string]uint64
 	// SeedVersion0 writes the seeds in Lance 12's version-0 layout
-	// (seedio.EncodeZonesV0) instead of version 1: for tables without
+	// (seedio.EncodeV0) instead of version 1: for tables without
 	// FLAG_ZONE_WRITE_SEEDS, which must not reference v1 seeds (R54, R61).
 	SeedVersion0 bool
 }
@@ -937,7 +937,7 @@ func (w *Writer) Close() (*WriteResult, error) {
 		if sr.Err == nil && enc != nil && s.v0 {
 			sr.Version = 0
 			var ipc []byte
-			if ipc, sr.Err = seedio.EncodeZonesV0(seedio.SeedValueType(s.collector.Field().Type), enc.Zones, enc.NullBitmapHex); sr.Err == nil {
+			if ipc, sr.Err = seedio.EncodeV0(&enc.Seed); sr.Err == nil {
 				enc.IPC = ipc
 			}
 		}

@@ -87,7 +87,7 @@ func TestGolden_Spec18WorkedExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := f.ReadColumns(context.Background())
+	back, err := f.ReadColumns(context.Background(), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestWriter_FieldIDsAndMetadata(t *testing.T) {
 	if err != nil || len(fc) != 4 || fc[3] != (FieldColumn{FieldID: 4, Column: 3}) {
 		t.Errorf("field columns %v %v", fc, err)
 	}
-	back, err := f.ReadColumns(context.Background())
+	back, err := f.ReadColumns(context.Background(), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestWriter_Float16AndFSLBool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := f.ReadColumns(context.Background())
+	back, err := f.ReadColumns(context.Background(), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +435,7 @@ func TestWriter_ReleasesCallerArrays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.ReadColumns(context.Background())
+	got, err := f.ReadColumns(context.Background(), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

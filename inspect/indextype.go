@@ -41,7 +41,7 @@ func vectorIndexType(ctx context.Context, fs *files, idx *pb.IndexMetadata) (str
 	if err != nil || !ok {
 		return "", err
 	}
-	f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(key))
+	f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(key), datafile.OpenOptions{})
 	if err == nil {
 		return typeFromIndexMetadata(f.Metadata()["lance:index"]), nil
 	}

@@ -52,7 +52,7 @@ func (fs *files) fragmentRows(ctx context.Context, frag *pb.DataFragment) (uint6
 		return 0, err
 	}
 	bkey := st.BucketKey(key)
-	f, err := datafile.OpenWithOptions(ctx, st.Bucket(), bkey, datafile.OpenOptions{Size: int64(df.GetFileSizeBytes())})
+	f, err := datafile.Open(ctx, st.Bucket(), bkey, datafile.OpenOptions{Size: int64(df.GetFileSizeBytes())})
 	if err == nil {
 		return f.NumRows(), nil
 	}

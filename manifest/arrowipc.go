@@ -19,13 +19,13 @@ import (
 // memory this reader allocates is bounded by the file size plus
 // MaxArrowDeletionAlloc.
 
-// DecodeDeletionArrow decodes a .arrow deletion file: an Arrow IPC file
+// decodeDeletionArrow decodes a .arrow deletion file: an Arrow IPC file
 // whose first column (named "row_id" by Lance) is UInt32, or Int32 with no
 // negative value, without nulls. All record batches are read. The decoder
 // is bounds-checked throughout and never allocates more than
 // MaxArrowDeletionAlloc bytes for decompressed buffers; every failure is a
 // *FormatError naming the byte offset.
-func DecodeDeletionArrow(name string, data []byte) (*roaring.Bitmap, error) {
+func decodeDeletionArrow(name string, data []byte) (*roaring.Bitmap, error) {
 	fail := func(off uint64, format string, args ...any) error {
 		return formatErr(name, int64(off), "arrow deletion file: "+format, args...)
 	}

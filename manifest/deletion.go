@@ -33,7 +33,7 @@ import (
 // Lance does (a 7000-row delete gives .bin, small deletes .arrow).
 const BitmapThreshold = 5000
 
-// MaxArrowDeletionAlloc bounds the memory DecodeDeletionArrow may allocate
+// MaxArrowDeletionAlloc bounds the memory decodeDeletionArrow may allocate
 // while decoding one .arrow deletion file (decompressed buffers included):
 // 64 MiB, i.e. 16 Mi row ids, far above the BitmapThreshold writers use.
 const MaxArrowDeletionAlloc = 64 << 20
@@ -44,9 +44,9 @@ const MaxArrowDeletionAlloc = 64 << 20
 func DecodeDeletionFile(name string, typ pb.DeletionFile_DeletionFileType, data []byte) (*roaring.Bitmap, error) {
 	switch typ {
 	case pb.DeletionFile_ARROW_ARRAY:
-		return DecodeDeletionArrow(name, data)
+		return decodeDeletionArrow(name, data)
 	case pb.DeletionFile_BITMAP:
-		return DecodeDeletionBitmap(name, data)
+		return DecodeRoaring32(name, data)
 	}
 	return nil, formatErr(name, 0, "Unknown deletion file type %d", int32(typ))
 }
@@ -59,10 +59,10 @@ func EncodeDeletionFile(rows *roaring.Bitmap) (pb.DeletionFile_DeletionFileType,
 		return 0, nil, errors.New("manifest: refusing to encode an empty deletion file")
 	}
 	if rows.GetCardinality() <= BitmapThreshold {
-		data, err := EncodeDeletionArrow(rows)
+		data, err := encodeDeletionArrow(rows)
 		return pb.DeletionFile_ARROW_ARRAY, data, err
 	}
-	data, err := EncodeDeletionBitmap(rows)
+	data, err := EncodeRoaring32(rows)
 	return pb.DeletionFile_BITMAP, data, err
 }
 
@@ -76,19 +76,12 @@ const (
 	roaringBitmapBytes  = 8192
 )
 
-// DecodeDeletionBitmap decodes a .bin deletion file: a portable 32-bit
-// Roaring bitmap. The whole structure is validated before anything is
-// allocated from it: container count ≤ 65536, keys strictly increasing,
-// every container inside the data, array values strictly increasing, runs
-// ordered, non-overlapping and within 16 bits, bitmap popcounts equal to
-// the declared cardinality, and no trailing bytes.
-func DecodeDeletionBitmap(name string, data []byte) (*roaring.Bitmap, error) {
-	return DecodeRoaring32(name, data)
-}
-
-// DecodeRoaring32 decodes and validates a portable 32-bit Roaring bitmap
-// (the serialization Lance uses for .bin deletion files and for index
-// fragment bitmaps).
+// DecodeRoaring32 decodes and validates a portable 32-bit Roaring bitmap:
+// a .bin deletion file, or an index fragment bitmap. The whole structure is
+// validated before anything is allocated from it: container count ≤ 65536,
+// keys strictly increasing, every container inside the data, array values
+// strictly increasing, runs ordered, non-overlapping and within 16 bits,
+// bitmap popcounts equal to the declared cardinality, and no trailing bytes.
 func DecodeRoaring32(name string, data []byte) (*roaring.Bitmap, error) {
 	n := len(data)
 	u16 := func(off int) uint32 { return uint32(binary.LittleEndian.Uint16(data[off:])) }
@@ -220,16 +213,10 @@ func DecodeRoaring32(name string, data []byte) (*roaring.Bitmap, error) {
 	return rb, nil
 }
 
-// EncodeDeletionBitmap encodes rows as a .bin deletion file: the portable
-// Roaring32 serialization with array and bitmap containers only (no run
-// containers, like Lance's writer), so every Roaring reader accepts it.
-func EncodeDeletionBitmap(rows *roaring.Bitmap) ([]byte, error) {
-	return EncodeRoaring32(rows)
-}
-
-// EncodeRoaring32 serializes a bitmap in the portable format (cookie
-// 12346) with array containers (≤ 4096 values) and bitmap containers only,
-// never run containers.
+// EncodeRoaring32 encodes rows as a .bin deletion file: the portable
+// Roaring32 serialization (cookie 12346) with array containers (≤ 4096
+// values) and bitmap containers only, never run containers (like Lance's
+// writer), so every Roaring reader accepts it.
 func EncodeRoaring32(rows *roaring.Bitmap) ([]byte, error) {
 	type container struct {
 		key  uint16
@@ -296,11 +283,11 @@ func EncodeRoaring32(rows *roaring.Bitmap) ([]byte, error) {
 
 // ---- .arrow: Arrow IPC file ----
 
-// EncodeDeletionArrow encodes rows as a .arrow deletion file the way Lance
+// encodeDeletionArrow encodes rows as a .arrow deletion file the way Lance
 // writes one: an Arrow IPC file, one record batch, one non-nullable UInt32
 // column "row_id" holding the offsets in ascending order, body compressed
 // with ZSTD.
-func EncodeDeletionArrow(rows *roaring.Bitmap) ([]byte, error) {
+func encodeDeletionArrow(rows *roaring.Bitmap) ([]byte, error) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "row_id", Type: arrow.PrimitiveTypes.Uint32}}, nil)
 	mem := memory.NewGoAllocator()
 	b := array.NewUint32Builder(mem)

@@ -96,7 +96,7 @@ func TestCorpus_DeletionFiles(t *testing.T) {
 		}
 		if typ == pb.DeletionFile_BITMAP {
 			bin++
-			again, err := EncodeDeletionBitmap(rows)
+			again, err := EncodeRoaring32(rows)
 			if err != nil || !bytes.Equal(again, data) {
 				t.Errorf("%s: re-encoded .bin differs from Lance's bytes", path)
 			}
@@ -117,7 +117,7 @@ func TestSpec4_7_HistoricalDeletionCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := DecodeDeletionArrow(p, data)
+	rows, err := decodeDeletionArrow(p, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,11 +174,11 @@ func TestSpec4_7_BitmapWithRunsDecodes(t *testing.T) {
 		if binary.LittleEndian.Uint16(data) != roaringCookieRuns {
 			t.Fatalf("expected a run-container serialization")
 		}
-		got, err := DecodeDeletionBitmap("x", data)
+		got, err := DecodeRoaring32("x", data)
 		if err != nil || !got.Equals(rb) {
 			t.Fatalf("n=%d: %v", n, err)
 		}
-		plain, err := EncodeDeletionBitmap(rb)
+		plain, err := EncodeRoaring32(rb)
 		if err != nil || binary.LittleEndian.Uint32(plain) != roaringCookieNoRuns {
 			t.Fatalf("n=%d: writer must not emit run containers: %v (cookie %x)", n, err, plain[:4])
 		}
@@ -188,18 +188,18 @@ func TestSpec4_7_BitmapWithRunsDecodes(t *testing.T) {
 func TestSpec4_7_ArrowAcceptsInt32(t *testing.T) {
 	// An Int32 row_id column (the type the proto comment names).
 	data := int32ArrowFile(t, []int32{4, 1, 9})
-	rows, err := DecodeDeletionArrow("x", data)
+	rows, err := decodeDeletionArrow("x", data)
 	if err != nil || rows.GetCardinality() != 3 || !rows.Contains(9) {
 		t.Fatalf("%v %v", rows, err)
 	}
-	if _, err := DecodeDeletionArrow("x", int32ArrowFile(t, []int32{1, -1})); !errors.Is(err, ErrCorrupt) {
+	if _, err := decodeDeletionArrow("x", int32ArrowFile(t, []int32{1, -1})); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("negative row id: %v", err)
 	}
 }
 
 func TestSpec4_7_DeletionDecodersRejectGarbage(t *testing.T) {
-	valid, _ := EncodeDeletionBitmap(roaring.BitmapOf(1, 2, 3))
-	arrowValid, _ := EncodeDeletionArrow(roaring.BitmapOf(1, 2, 3))
+	valid, _ := EncodeRoaring32(roaring.BitmapOf(1, 2, 3))
+	arrowValid, _ := encodeDeletionArrow(roaring.BitmapOf(1, 2, 3))
 	for _, tc := range []struct {
 		name string
 		typ  pb.DeletionFile_DeletionFileType
@@ -257,7 +257,7 @@ func int32ArrowFile(t *testing.T, vals []int32) []byte {
 // schema's field count before checking it, and ran out of memory): a
 // footer whose schema claims 2^31-1 fields must fail cleanly.
 func TestSpec4_7_ArrowHugeVectorLength(t *testing.T) {
-	data, err := EncodeDeletionArrow(roaring.BitmapOf(1, 2, 3))
+	data, err := encodeDeletionArrow(roaring.BitmapOf(1, 2, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,17 +280,17 @@ func TestSpec4_7_ArrowHugeVectorLength(t *testing.T) {
 	}
 	q := start - 4
 	binary.LittleEndian.PutUint32(data[footStart+q:], 0x7fffffff)
-	if _, err := DecodeDeletionArrow("huge", data); !errors.Is(err, ErrCorrupt) {
+	if _, err := decodeDeletionArrow("huge", data); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("err = %v, want ErrCorrupt", err)
 	}
 	// The same holds for a record batch claiming 2^62 rows.
-	data2, _ := EncodeDeletionArrow(roaring.BitmapOf(1, 2, 3))
+	data2, _ := encodeDeletionArrow(roaring.BitmapOf(1, 2, 3))
 	idx := bytes.Index(data2, []byte{3, 0, 0, 0, 0, 0, 0, 0}) // batch length 3 (i64) in the message
 	if idx < 0 {
 		t.Fatal("batch length not found in the encoded message")
 	}
 	binary.LittleEndian.PutUint64(data2[idx:], 1<<62)
-	if _, err := DecodeDeletionArrow("rows", data2); !errors.Is(err, ErrCorrupt) {
+	if _, err := decodeDeletionArrow("rows", data2); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("err = %v, want ErrCorrupt", err)
 	}
 }

@@ -57,11 +57,11 @@ func FuzzDeletionArrow(f *testing.F) {
 		if err != nil || rows.IsEmpty() {
 			return
 		}
-		enc, err := EncodeDeletionArrow(rows)
+		enc, err := encodeDeletionArrow(rows)
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := DecodeDeletionArrow("re.arrow", enc)
+		back, err := decodeDeletionArrow("re.arrow", enc)
 		if err != nil || !back.Equals(rows) {
 			t.Fatalf("round trip: %v", err)
 		}
@@ -82,11 +82,11 @@ func FuzzDeletionBitmap(f *testing.F) {
 			// but too slow for a fuzz iteration.
 			return
 		}
-		enc, err := EncodeDeletionBitmap(rows)
+		enc, err := EncodeRoaring32(rows)
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := DecodeDeletionBitmap("re.bin", enc)
+		back, err := DecodeRoaring32("re.bin", enc)
 		if err != nil || !back.Equals(rows) {
 			t.Fatalf("round trip: %v", err)
 		}

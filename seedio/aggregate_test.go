@@ -116,7 +116,7 @@ func TestR22_R66_T77_CountsArePhysical(t *testing.T) {
 	// may keep a zone for IS NULL, never the reverse), and the summary keeps
 	// the physical count rather than pretending to know live rows.
 	spec := seedSpec{version: 1, valueType: arrow.PrimitiveTypes.Int64, lens: []uint64{4}, nulls: []uint32{1},
-		mins: []any{int64(1)}, maxs: []any{int64(3)}, meta: [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, hexOf(t, 2)}}}
+		mins: []any{int64(1)}, maxs: []any{int64(3)}, meta: [][2]string{{metaVersion, "1"}, {metaNullBitmap, hexOf(t, 2)}}}
 	s := mustDecode(t, spec.bytes(t), decodeOpts(arrow.PrimitiveTypes.Int64, 4, 4))
 	// Row 2 (the null) was deleted after the write: the seed is unchanged
 	// (R22) and IS NULL still keeps the zone (inexact, allowed).

@@ -28,22 +28,22 @@ var (
 	ErrSeedBitmapDecode = errors.New("seed null bitmap decode (E21)")
 )
 
-// EmptyNullBitmapHex is the hex of the serialized empty bitmap, which v1
+// emptyNullBitmapHex is the hex of the serialized empty bitmap, which v1
 // writers emit when a column has no nulls (R44, T13).
-const EmptyNullBitmapHex = "3a30000000000000"
+const emptyNullBitmapHex = "3a30000000000000"
 
-// EncodeNullBitmapHex serializes bm in the portable Roaring layout after run
+// encodeNullBitmapHex serializes bm in the portable Roaring layout after run
 // optimisation (R42, R48) and returns it as lowercase hex (R43). A nil or
-// empty bitmap gives [EmptyNullBitmapHex] (R44). bm is not modified.
-func EncodeNullBitmapHex(bm *roaring.Bitmap) (string, error) {
+// empty bitmap gives [emptyNullBitmapHex] (R44). bm is not modified.
+func encodeNullBitmapHex(bm *roaring.Bitmap) (string, error) {
 	if bm == nil || bm.IsEmpty() {
-		return EmptyNullBitmapHex, nil
+		return emptyNullBitmapHex, nil
 	}
 	c := bm.Clone()
 	return encodeOwnedBitmap(c)
 }
 
-// encodeOwnedBitmap is EncodeNullBitmapHex for a bitmap the caller owns (it is
+// encodeOwnedBitmap is encodeNullBitmapHex for a bitmap the caller owns (it is
 // run-optimised in place).
 func encodeOwnedBitmap(bm *roaring.Bitmap) (string, error) {
 	bm.RunOptimize()
@@ -54,7 +54,7 @@ func encodeOwnedBitmap(bm *roaring.Bitmap) (string, error) {
 	return hex.EncodeToString(raw), nil
 }
 
-// DecodeNullBitmapHex decodes a seed_null_bitmap value strictly:
+// decodeNullBitmapHex decodes a seed_null_bitmap value strictly:
 //   - "" is a present, empty bitmap (R44, v0 compatibility);
 //   - otherwise the value must be hex (upper or lower case, even length),
 //     else ErrSeedBitmapHex (E20);
@@ -67,7 +67,7 @@ func encodeOwnedBitmap(bm *roaring.Bitmap) (string, error) {
 // The structure is checked in time and memory linear in len(s) before any
 // allocation that depends on header fields, so hostile input cannot cause a
 // panic or unbounded allocation.
-func DecodeNullBitmapHex(s string) (*roaring.Bitmap, error) {
+func decodeNullBitmapHex(s string) (*roaring.Bitmap, error) {
 	if s == "" {
 		return roaring.New(), nil
 	}

@@ -30,14 +30,14 @@ func TestR42_NullBitmapGoldenVectors(t *testing.T) {
 		{"[2,9) run-optimised", rangeBM(2, 9), "3b3000000100000600010002000600"},
 	}
 	for _, c := range cases {
-		got, err := EncodeNullBitmapHex(c.bm)
+		got, err := encodeNullBitmapHex(c.bm)
 		if err != nil || got != c.hex {
-			t.Errorf("%s: EncodeNullBitmapHex = %q, %v; want %q", c.name, got, err, c.hex)
+			t.Errorf("%s: encodeNullBitmapHex = %q, %v; want %q", c.name, got, err, c.hex)
 		}
 		if got != strings.ToLower(got) {
 			t.Errorf("R43: %s: hex not lowercase", c.name)
 		}
-		dec, err := DecodeNullBitmapHex(c.hex)
+		dec, err := decodeNullBitmapHex(c.hex)
 		if err != nil {
 			t.Fatalf("%s: decode golden: %v", c.name, err)
 		}
@@ -49,28 +49,28 @@ func TestR42_NullBitmapGoldenVectors(t *testing.T) {
 			t.Errorf("%s: decoded %v, want %v", c.name, dec, want)
 		}
 		// R43: readers accept uppercase.
-		if up, err := DecodeNullBitmapHex(strings.ToUpper(c.hex)); err != nil || !up.Equals(want) {
+		if up, err := decodeNullBitmapHex(strings.ToUpper(c.hex)); err != nil || !up.Equals(want) {
 			t.Errorf("%s: uppercase: %v", c.name, err)
 		}
 	}
-	// EncodeNullBitmapHex must not modify its argument.
+	// encodeNullBitmapHex must not modify its argument.
 	b := roaring.New()
 	b.AddRange(0, 1000)
 	before, _ := b.ToBytes()
-	if _, err := EncodeNullBitmapHex(b); err != nil {
+	if _, err := encodeNullBitmapHex(b); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := b.ToBytes()
 	if string(before) != string(after) {
-		t.Error("EncodeNullBitmapHex run-optimised the caller's bitmap")
+		t.Error("encodeNullBitmapHex run-optimised the caller's bitmap")
 	}
 }
 
 // T13 (reader part of R44): "" is a present, empty bitmap.
 func TestR44_EmptyStringIsEmptyBitmap(t *testing.T) {
-	bm, err := DecodeNullBitmapHex("")
+	bm, err := decodeNullBitmapHex("")
 	if err != nil || bm == nil || !bm.IsEmpty() {
-		t.Fatalf(`DecodeNullBitmapHex("") = %v, %v`, bm, err)
+		t.Fatalf(`decodeNullBitmapHex("") = %v, %v`, bm, err)
 	}
 }
 
@@ -95,9 +95,9 @@ func TestT15_NullBitmapHexErrors(t *testing.T) {
 		{"roaring64 / treemap layout", "0100000000000000" + "3a30000000000000", ErrSeedBitmapDecode},
 	}
 	for _, c := range cases {
-		_, err := DecodeNullBitmapHex(c.in)
+		_, err := decodeNullBitmapHex(c.in)
 		if !errors.Is(err, c.want) {
-			t.Errorf("%s: DecodeNullBitmapHex(%q) = %v, want %v", c.name, c.in, err, c.want)
+			t.Errorf("%s: decodeNullBitmapHex(%q) = %v, want %v", c.name, c.in, err, c.want)
 		}
 	}
 }
@@ -135,7 +135,7 @@ func TestR42_StrictRoaringLayout(t *testing.T) {
 		runBM(10, [2]uint16{0, 4}, [2]uint16{10, 4}),
 	}
 	for i, b := range good {
-		if _, err := DecodeNullBitmapHex(hex.EncodeToString(b)); err != nil {
+		if _, err := decodeNullBitmapHex(hex.EncodeToString(b)); err != nil {
 			t.Errorf("good layout %d: %v", i, err)
 		}
 	}
@@ -152,7 +152,7 @@ func TestR42_StrictRoaringLayout(t *testing.T) {
 		b = le16(b, 1)
 		return b
 	}
-	if _, err := DecodeNullBitmapHex(hex.EncodeToString(twoKeys(0, 1))); err != nil {
+	if _, err := decodeNullBitmapHex(hex.EncodeToString(twoKeys(0, 1))); err != nil {
 		t.Errorf("two sorted keys: %v", err)
 	}
 	bad := map[string][]byte{
@@ -168,7 +168,7 @@ func TestR42_StrictRoaringLayout(t *testing.T) {
 		"too many containers": le32(le32(nil, roaringCookieNoRun), 70000),
 	}
 	for name, b := range bad {
-		if _, err := DecodeNullBitmapHex(hex.EncodeToString(b)); !errors.Is(err, ErrSeedBitmapDecode) {
+		if _, err := decodeNullBitmapHex(hex.EncodeToString(b)); !errors.Is(err, ErrSeedBitmapDecode) {
 			t.Errorf("%s: %v, want E21", name, err)
 		}
 	}
@@ -182,7 +182,7 @@ func TestR42_StrictRoaringLayout(t *testing.T) {
 	for i := 0; i < 4999; i++ {
 		words[i/8] |= 1 << (i % 8)
 	}
-	if _, err := DecodeNullBitmapHex(hex.EncodeToString(append(bc, words...))); !errors.Is(err, ErrSeedBitmapDecode) {
+	if _, err := decodeNullBitmapHex(hex.EncodeToString(append(bc, words...))); !errors.Is(err, ErrSeedBitmapDecode) {
 		t.Errorf("bitmap popcount mismatch: %v", err)
 	}
 }
@@ -214,7 +214,7 @@ func TestR42_NullBitmapRoundTripProperty(t *testing.T) {
 				bm.AddRange(lo, lo+uint64(rng.IntN(70000)))
 			}
 		}
-		h, err := EncodeNullBitmapHex(bm)
+		h, err := encodeNullBitmapHex(bm)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +224,7 @@ func TestR42_NullBitmapRoundTripProperty(t *testing.T) {
 		if h != hex.EncodeToString(ref) {
 			t.Fatalf("encoding differs from roaring's ToBytes after RunOptimize")
 		}
-		dec, err := DecodeNullBitmapHex(h)
+		dec, err := decodeNullBitmapHex(h)
 		if err != nil {
 			t.Fatalf("decode of roaring's own bytes (%d containers): %v", len(ref), err)
 		}
@@ -250,7 +250,7 @@ func FuzzDecodeNullBitmapHex(f *testing.F) {
 	for k := uint32(0); k < 6; k++ {
 		big.Add(1<<20 + k<<16)
 	}
-	if h, err := EncodeNullBitmapHex(big); err == nil {
+	if h, err := encodeNullBitmapHex(big); err == nil {
 		seeds = append(seeds, h)
 	}
 	noRun := roaring.New()
@@ -264,7 +264,7 @@ func FuzzDecodeNullBitmapHex(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		bm, err := DecodeNullBitmapHex(s)
+		bm, err := decodeNullBitmapHex(s)
 		if err != nil {
 			if !errors.Is(err, ErrSeedBitmapHex) && !errors.Is(err, ErrSeedBitmapDecode) {
 				t.Fatalf("untyped error %v", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/lancekeeper/lancekeeper/internal/truncate"
 )
 
 // bytesAcc accumulates bounds of Utf8/LargeUtf8/Utf8View (isString),
@@ -249,15 +250,15 @@ func (a *bytesAcc) closeZone(ordinary bool) {
 			mn, mnOK = bytes.Clone(a.minBuf), true
 			mx, mxOK = bytes.Clone(a.maxBuf), true
 		case a.isString:
-			s := TruncateMinString(string(a.minBuf), a.maxBound)
+			s := truncate.MinString(string(a.minBuf), a.maxBound)
 			mn, mnOK = []byte(s), true
 			var t string
-			t, mxOK = TruncateMaxString(string(a.maxBuf), a.maxBound, max(HardCapBoundBytes, a.maxBound))
+			t, mxOK = truncate.MaxString(string(a.maxBuf), a.maxBound, max(HardCapBoundBytes, a.maxBound))
 			mx = []byte(t)
 		default:
-			mn, mnOK = bytes.Clone(TruncateMinBinary(a.minBuf, a.maxBound)), true
+			mn, mnOK = bytes.Clone(truncate.MinBinary(a.minBuf, a.maxBound)), true
 			var t []byte
-			t, mxOK = TruncateMaxBinary(a.maxBuf, a.maxBound, max(HardCapBoundBytes, a.maxBound))
+			t, mxOK = truncate.MaxBinary(a.maxBuf, a.maxBound, max(HardCapBoundBytes, a.maxBound))
 			mx = bytes.Clone(t)
 		}
 		if a.isString {

@@ -25,7 +25,7 @@ func (a *dictAcc) observe(arr arrow.Array, lo, hi int, z *zoneCounts, nr *nullRe
 		k := 0
 		if !null {
 			k = d.GetValueIndex(i)
-			null = isNullAt(dict, k)
+			null = isLogicalNull(dict, k)
 		}
 		if null {
 			if runStart < 0 {

@@ -111,8 +111,8 @@ func wField(dt arrow.DataType) arrow.Field { return arrow.Field{Name: "c", Type:
 
 // wReadIPC opens seed bytes with arrow-go's IPC file reader, checks the
 // container (R9, R10, R13) and returns the schema and the single batch
-// decoded into ZoneStats (Start derived per R19).
-func wReadIPC(t testing.TB, b []byte, rpz uint64) (*arrow.Schema, []ZoneStats) {
+// decoded into Zone (Start derived per R19).
+func wReadIPC(t testing.TB, b []byte, rpz uint64) (*arrow.Schema, []Zone) {
 	t.Helper()
 	if !bytes.HasPrefix(b, []byte("ARROW1")) || !bytes.HasSuffix(b, []byte("ARROW1")) {
 		t.Fatalf("R9: not framed by ARROW1 magic")
@@ -134,7 +134,7 @@ func wReadIPC(t testing.TB, b []byte, rpz uint64) (*arrow.Schema, []ZoneStats) {
 		t.Fatal(err)
 	}
 	n := int(rec.NumRows())
-	zones := make([]ZoneStats, n)
+	zones := make([]Zone, n)
 	nc := rec.Column(2).(*array.Uint32)
 	nanc := rec.Column(3).(*array.Uint32)
 	negc := rec.Column(4).(*array.Uint32)
@@ -145,13 +145,12 @@ func wReadIPC(t testing.TB, b []byte, rpz uint64) (*arrow.Schema, []ZoneStats) {
 		}
 	}
 	for i := 0; i < n; i++ {
-		z := ZoneStats{
-			Start:            uint64(i) * rpz,
-			Length:           lens.Value(i),
-			NullCount:        nc.Value(i),
-			NaNCount:         nanc.Value(i),
-			NegativeNaNCount: negc.Value(i),
-		}
+		z := Zone{Index: i, Start: uint64(i) * rpz, Stats: Stats{
+			Rows:             lens.Value(i),
+			NullCount:        uint64(nc.Value(i)),
+			NaNCount:         uint64(nanc.Value(i)),
+			NegativeNaNCount: uint64(negc.Value(i)),
+		}}
 		if SupportsBounds(schema.Field(0).Type) {
 			if z.Min, err = ValueAt(rec.Column(0), i); err != nil {
 				t.Fatal(err)
@@ -193,14 +192,14 @@ func wSameValue(a, b any) bool {
 }
 
 // wSameZones compares zone lists field by field.
-func wSameZones(t testing.TB, what string, got, want []ZoneStats) {
+func wSameZones(t testing.TB, what string, got, want []Zone) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d zones, want %d", what, len(got), len(want))
 	}
 	for i := range got {
 		g, w := got[i], want[i]
-		if g.Start != w.Start || g.Length != w.Length || g.NullCount != w.NullCount ||
+		if g.Start != w.Start || g.Rows != w.Rows || g.NullCount != w.NullCount ||
 			g.NaNCount != w.NaNCount || g.NegativeNaNCount != w.NegativeNaNCount ||
 			!wSameValue(g.Min, w.Min) || !wSameValue(g.Max, w.Max) {
 			t.Fatalf("%s: zone %d = %+v, want %+v", what, i, g, w)

@@ -60,7 +60,7 @@ func (a *noBoundsAcc) observe(arr arrow.Array, lo, hi int, z *zoneCounts, nr *nu
 func (a *noBoundsAcc) observeRows(arr arrow.Array, lo, hi int, z *zoneCounts, nr *nullRecorder, base uint64) {
 	runStart := -1
 	for i := lo; i < hi; i++ {
-		if isNullAt(arr, i) {
+		if isLogicalNull(arr, i) {
 			if runStart < 0 {
 				runStart = i
 			}
@@ -114,7 +114,7 @@ func (a *noBoundsAcc) observeREE(r *array.RunEndEncoded, lo, hi int, z *zoneCoun
 		}
 		if e > pos {
 			n := uint64(e - pos)
-			if isNullAt(values, p) {
+			if isLogicalNull(values, p) {
 				nr.addRun(base+uint64(pos), base+uint64(e))
 				z.nulls += n
 			} else if a.countNaN {

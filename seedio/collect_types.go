@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/lancekeeper/lancekeeper/internal/floatorder"
 )
 
 // newAccumulator returns the accumulator for a column of stored type dt.
@@ -140,40 +141,19 @@ func rawFixed[T uint16 | uint32 | uint64](a arrow.Array) []T {
 	return all[data.Offset() : data.Offset()+data.Len()]
 }
 
-// isNullAt reports whether element i of arr is a logical null (R24): the
-// validity bit for ordinary arrays, every element of a Null array, a null key
-// or a key pointing at a null entry for dictionaries, a null run value for
-// run-end-encoded arrays.
-func isNullAt(arr arrow.Array, i int) bool {
-	switch a := arr.(type) {
-	case *array.Null:
-		return true
-	case *array.Dictionary:
-		if a.IsNull(i) {
-			return true
-		}
-		return isNullAt(a.Dictionary(), a.GetValueIndex(i))
-	case *array.RunEndEncoded:
-		return isNullAt(a.Values(), a.GetPhysicalIndex(i))
-	case array.ExtensionArray:
-		return isNullAt(a.Storage(), i)
-	}
-	return arr.IsNull(i)
-}
-
 // nanAt reports whether non-null element i of arr is a float NaN, and its
 // sign, looking through dictionaries and extension storage.
 func nanAt(arr arrow.Array, i int) (nan, negative bool) {
 	switch a := arr.(type) {
 	case *array.Float16:
 		b := a.Value(i).Uint16()
-		return IsNaN16(b), b>>15 != 0
+		return floatorder.IsNaN16(b), b>>15 != 0
 	case *array.Float32:
 		b := math.Float32bits(a.Value(i))
-		return IsNaN32(b), b>>31 != 0
+		return floatorder.IsNaN32(b), b>>31 != 0
 	case *array.Float64:
 		b := math.Float64bits(a.Value(i))
-		return IsNaN64(b), b>>63 != 0
+		return floatorder.IsNaN64(b), b>>63 != 0
 	case *array.Dictionary:
 		return nanAt(a.Dictionary(), a.GetValueIndex(i))
 	case *array.RunEndEncoded:

@@ -148,7 +148,7 @@ func (n *nullRecorder) serialize() []byte {
 	n.flush()
 	size := len(n.keys)
 	if size == 0 {
-		out, _ := hex.DecodeString(EmptyNullBitmapHex)
+		out, _ := hex.DecodeString(emptyNullBitmapHex)
 		return out
 	}
 	// Choose representations and build the container payloads.

@@ -50,45 +50,21 @@ type CollectorOptions struct {
 	MaxBoundBytes int    // 0 => 64 (DefaultMaxBoundBytes); truncation length L for string/binary bounds (§6.2)
 }
 
-// EncodedSeed is a finished version-1 seed for one column of one data file.
+// EncodedSeed is a finished version-1 seed for one column of one data file:
+// the IPC bytes and the Seed they encode — the same type Decode returns for
+// them (Version 1, exact counts and null positions, NaN signs known), so
+// the writer and the reader share one Seed and one Zone type, as
+// archive/zip's Reader and Writer share FileHeader.
 type EncodedSeed struct {
-	Column      string
-	IPC         []byte // complete Arrow IPC file (R9), one record batch (R10), uncompressed (R12), metadata version="1" and seed_null_bitmap (R17, R44)
-	RowsPerZone uint64
-	NumZones    int
-	NumRows     uint64
-
-	// Zones holds what IPC encodes, one entry per zone, for callers and tests
-	// that want the values without decoding.
-	Zones []ZoneStats
+	Column string
+	// IPC is the complete Arrow IPC file (R9), one record batch (R10),
+	// uncompressed (R12), metadata version="1" and seed_null_bitmap (R17,
+	// R44).
+	IPC []byte
 	// NullBitmapHex is the seed_null_bitmap value written into IPC.
 	NullBitmapHex string
-	// NullRows holds the local row offsets of null rows (R45), as encoded in
-	// NullBitmapHex.
-	NullRows *roaring.Bitmap
-}
-
-// ZoneStats are the statistics of one zone. Min and Max hold Go values as
-// returned by [ValueAt] for the seed value type (for dictionaries: of the
-// dictionary's value type), or nil for a null bound.
-type ZoneStats struct {
-	Start            uint64 // first local row of the zone (R19, derived, not encoded)
-	Length           uint64 // zone_length
-	NullCount        uint32
-	NaNCount         uint32
-	NegativeNaNCount uint32
-	Min, Max         any
-}
-
-// Ordinary returns the number of ordinary (non-null, non-NaN) rows,
-// O = zone_length - null_count - nan_count, computed without overflow; it
-// returns 0 if the counts exceed the length.
-func (z ZoneStats) Ordinary() uint64 {
-	used := uint64(z.NullCount) + uint64(z.NaNCount)
-	if used >= z.Length {
-		return 0
-	}
-	return z.Length - used
+	// Seed is what IPC encodes.
+	Seed
 }
 
 // zoneCounts are the running counts of the open zone.
@@ -173,7 +149,7 @@ func NewCollector(field arrow.Field, opts CollectorOptions) (*Collector, error) 
 	}
 	c := &Collector{
 		field:     field,
-		valueType: SeedValueType(field.Type),
+		valueType: seedValueType(field.Type),
 		rpz:       rpz,
 		maxBound:  maxBound,
 		nulls:     newNullRecorder(),
@@ -299,19 +275,21 @@ func (c *Collector) Finish() (*EncodedSeed, error) {
 			return nil, err
 		}
 	}
-	zones := make([]ZoneStats, len(c.zones))
+	zones := make([]Zone, len(c.zones))
 	var start uint64
 	for i, z := range c.zones {
 		mn, mx := c.acc.zoneBounds(i)
-		zones[i] = ZoneStats{
-			Start:            start,
-			Length:           c.zoneLens[i],
-			NullCount:        uint32(z.nulls),
-			NaNCount:         uint32(z.nans),
-			NegativeNaNCount: uint32(z.negNaNs),
+		zones[i] = Zone{Index: i, Start: start, Stats: Stats{
+			Rows:             c.zoneLens[i],
+			NullCount:        z.nulls,
+			NaNCount:         z.nans,
+			NegativeNaNCount: z.negNaNs,
 			Min:              mn,
 			Max:              mx,
-		}
+			NullCountExact:   true,
+			NaNCountExact:    true,
+			NaNSignKnown:     true,
+		}}
 		start += c.zoneLens[i]
 	}
 	raw := c.nulls.serialize()
@@ -320,18 +298,22 @@ func (c *Collector) Finish() (*EncodedSeed, error) {
 	if m, err := bm.ReadFrom(bytes.NewReader(raw)); err != nil || m != int64(len(raw)) {
 		return nil, fmt.Errorf("%w: column %q: null bitmap: read %d of %d bytes: %v", ErrEncode, c.field.Name, m, len(raw), err)
 	}
-	ipcBytes, err := EncodeZones(c.valueType, zones, hexStr)
+	ipcBytes, err := encodeZones(c.valueType, zones, &hexStr)
 	if err != nil {
 		return nil, fmt.Errorf("column %q: %w", c.field.Name, err)
 	}
 	return &EncodedSeed{
 		Column:        c.field.Name,
 		IPC:           ipcBytes,
-		RowsPerZone:   c.rpz,
-		NumZones:      len(zones),
-		NumRows:       c.rows,
-		Zones:         zones,
 		NullBitmapHex: hexStr,
-		NullRows:      bm,
+		Seed: Seed{
+			Version:            1,
+			ValueType:          c.valueType,
+			RowsPerZone:        c.rpz,
+			NumRows:            c.rows,
+			Zones:              zones,
+			NullBitmap:         bm,
+			NullPositionsExact: true,
+		},
 	}, nil
 }

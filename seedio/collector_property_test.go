@@ -148,21 +148,21 @@ func wPropRunOne(t *testing.T, rng *rand.Rand, name string, pc wPropCase, rpz ui
 	if !wPropSameZones(t, name+" collector", seed.Zones, want) {
 		return false
 	}
-	if !seed.NullRows.Equals(wantNulls) {
-		t.Errorf("%s: null bitmap %v, want %v", name, seed.NullRows, wantNulls)
+	if !seed.NullBitmap.Equals(wantNulls) {
+		t.Errorf("%s: null bitmap %v, want %v", name, seed.NullBitmap, wantNulls)
 		return false
 	}
-	dec, err := DecodeNullBitmapHex(seed.NullBitmapHex)
+	dec, err := decodeNullBitmapHex(seed.NullBitmapHex)
 	if err != nil || !dec.Equals(wantNulls) {
 		t.Errorf("%s: seed_null_bitmap hex: %v", name, err)
 		return false
 	}
-	if ref, _ := EncodeNullBitmapHex(wantNulls); ref != seed.NullBitmapHex {
+	if ref, _ := encodeNullBitmapHex(wantNulls); ref != seed.NullBitmapHex {
 		t.Errorf("%s: R48: seed_null_bitmap differs from roaring's run-optimised serialization", name)
 		return false
 	}
 	_, ipcZones := wReadIPC(t, seed.IPC, rpz)
-	if SupportsBounds(SeedValueType(pc.dt)) {
+	if SupportsBounds(seedValueType(pc.dt)) {
 		if !wPropSameZones(t, name+" IPC", ipcZones, want) {
 			return false
 		}
@@ -176,7 +176,7 @@ func wPropRunOne(t *testing.T, rng *rand.Rand, name string, pc wPropCase, rpz ui
 	}
 	for i, z := range rs.Zones {
 		w := want[i]
-		if z.Rows != w.Length || z.NullCount != uint64(w.NullCount) || z.NaNCount != uint64(w.NaNCount) ||
+		if z.Rows != w.Rows || z.NullCount != uint64(w.NullCount) || z.NaNCount != uint64(w.NaNCount) ||
 			z.NegativeNaNCount != uint64(w.NegativeNaNCount) || !wSameValue(z.Min, w.Min) || !wSameValue(z.Max, w.Max) {
 			t.Errorf("%s: Decode zone %d = %+v, want %s", name, i, z.Stats, wFmtZone(w))
 			return false
@@ -185,7 +185,7 @@ func wPropRunOne(t *testing.T, rng *rand.Rand, name string, pc wPropCase, rpz ui
 	return true
 }
 
-func wPropSameZones(t *testing.T, what string, got, want []ZoneStats) bool {
+func wPropSameZones(t *testing.T, what string, got, want []Zone) bool {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("%s: %d zones, want %d", what, len(got), len(want))
@@ -193,7 +193,7 @@ func wPropSameZones(t *testing.T, what string, got, want []ZoneStats) bool {
 	}
 	for i := range got {
 		g, w := got[i], want[i]
-		if g.Start != w.Start || g.Length != w.Length || g.NullCount != w.NullCount ||
+		if g.Start != w.Start || g.Rows != w.Rows || g.NullCount != w.NullCount ||
 			g.NaNCount != w.NaNCount || g.NegativeNaNCount != w.NegativeNaNCount ||
 			!wSameValue(g.Min, w.Min) || !wSameValue(g.Max, w.Max) {
 			t.Errorf("%s: zone %d\n got  %s\n want %s", what, i, wFmtZone(g), wFmtZone(w))
@@ -203,7 +203,7 @@ func wPropSameZones(t *testing.T, what string, got, want []ZoneStats) bool {
 	return true
 }
 
-func wFmtZone(z ZoneStats) string {
+func wFmtZone(z Zone) string {
 	f := func(v any) string {
 		switch x := v.(type) {
 		case float64:
@@ -217,7 +217,7 @@ func wFmtZone(z ZoneStats) string {
 		return fmt.Sprintf("%v", v)
 	}
 	return fmt.Sprintf("start %d len %d nulls %d nans %d neg %d min %s max %s",
-		z.Start, z.Length, z.NullCount, z.NaNCount, z.NegativeNaNCount, f(z.Min), f(z.Max))
+		z.Start, z.Rows, z.NullCount, z.NaNCount, z.NegativeNaNCount, f(z.Min), f(z.Max))
 }
 
 // ---- the naive reference -------------------------------------------------
@@ -374,13 +374,13 @@ func wRefTruncMaxBinary(b []byte, l, h int) ([]byte, bool) {
 }
 
 // wRefZones computes the expected zones and null offsets.
-func wRefZones(pc wPropCase, rpz uint64, l, h int) ([]ZoneStats, *roaring.Bitmap) {
+func wRefZones(pc wPropCase, rpz uint64, l, h int) ([]Zone, *roaring.Bitmap) {
 	nulls := roaring.New()
-	var zones []ZoneStats
+	var zones []Zone
 	n := uint64(len(pc.logical))
 	for start := uint64(0); start < n; start += rpz {
 		end := min(start+rpz, n)
-		z := ZoneStats{Start: start, Length: end - start}
+		z := Zone{Start: start, Stats: Stats{Rows: end - start}}
 		var mn, mx any
 		for r := start; r < end; r++ {
 			v := pc.logical[r]

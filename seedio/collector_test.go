@@ -26,12 +26,12 @@ var (
 )
 
 // wZ is a compact zone literal: length, nulls, nans, negative nans, min, max.
-func wZ(length uint64, nulls, nans, negs uint32, mn, mx any) ZoneStats {
-	return ZoneStats{Length: length, NullCount: nulls, NaNCount: nans, NegativeNaNCount: negs, Min: mn, Max: mx}
+func wZ(length uint64, nulls, nans, negs uint32, mn, mx any) Zone {
+	return Zone{Stats: Stats{Rows: length, NullCount: uint64(nulls), NaNCount: uint64(nans), NegativeNaNCount: uint64(negs), Min: mn, Max: mx}}
 }
 
 // wWithStarts fills Start per R19.
-func wWithStarts(rpz uint64, zs ...ZoneStats) []ZoneStats {
+func wWithStarts(rpz uint64, zs ...Zone) []Zone {
 	for i := range zs {
 		zs[i].Start = uint64(i) * rpz
 	}
@@ -41,7 +41,7 @@ func wWithStarts(rpz uint64, zs ...ZoneStats) []ZoneStats {
 // wCheck collects arrs, checks the seed against want, re-reads the IPC bytes
 // with arrow-go and checks they hold the same zones, and checks the null
 // bitmap against the null counts (R45).
-func wCheck(t *testing.T, field arrow.Field, opts CollectorOptions, want []ZoneStats, arrs ...arrow.Array) *EncodedSeed {
+func wCheck(t *testing.T, field arrow.Field, opts CollectorOptions, want []Zone, arrs ...arrow.Array) *EncodedSeed {
 	t.Helper()
 	s := wCollect(t, field, opts, arrs...)
 	if s == nil {
@@ -54,12 +54,12 @@ func wCheck(t *testing.T, field arrow.Field, opts CollectorOptions, want []ZoneS
 	want = wWithStarts(rpz, want...)
 	wSameZones(t, "collector", s.Zones, want)
 	_, decoded := wReadIPC(t, s.IPC, rpz)
-	if SupportsBounds(SeedValueType(field.Type)) {
+	if SupportsBounds(seedValueType(field.Type)) {
 		wSameZones(t, "IPC", decoded, want)
 	}
 	wCheckBitmap(t, s)
-	if s.NumZones != len(want) || s.RowsPerZone != rpz || s.Column != field.Name {
-		t.Fatalf("seed header %d zones, rpz %d, column %q", s.NumZones, s.RowsPerZone, s.Column)
+	if len(s.Zones) != len(want) || s.RowsPerZone != rpz || s.Column != field.Name {
+		t.Fatalf("seed header %d zones, rpz %d, column %q", len(s.Zones), s.RowsPerZone, s.Column)
 	}
 	return s
 }
@@ -68,15 +68,15 @@ func wCheck(t *testing.T, field arrow.Field, opts CollectorOptions, want []ZoneS
 // and agrees with every zone's null_count.
 func wCheckBitmap(t *testing.T, s *EncodedSeed) {
 	t.Helper()
-	bm, err := DecodeNullBitmapHex(s.NullBitmapHex)
+	bm, err := decodeNullBitmapHex(s.NullBitmapHex)
 	if err != nil {
 		t.Fatalf("R41: bitmap: %v", err)
 	}
-	if !bm.Equals(s.NullRows) {
+	if !bm.Equals(s.NullBitmap) {
 		t.Fatal("NullRows differs from NullBitmapHex")
 	}
 	// R42, R48: byte-identical to roaring's own run-optimised serialization.
-	if ref, err := EncodeNullBitmapHex(s.NullRows); err != nil || ref != s.NullBitmapHex {
+	if ref, err := encodeNullBitmapHex(s.NullBitmap); err != nil || ref != s.NullBitmapHex {
 		t.Fatalf("R48: seed_null_bitmap %.40s… differs from roaring RunOptimize+ToBytes %.40s…", s.NullBitmapHex, ref)
 	}
 	if !bm.IsEmpty() && uint64(bm.Maximum()) >= s.NumRows {
@@ -84,10 +84,10 @@ func wCheckBitmap(t *testing.T, s *EncodedSeed) {
 	}
 	var sum uint64
 	for i, z := range s.Zones {
-		if got := bm.CardinalityInRange(z.Start, z.Start+z.Length); got != uint64(z.NullCount) {
+		if got := bm.CardinalityInRange(z.Start, z.Start+z.Rows); got != uint64(z.NullCount) {
 			t.Fatalf("R45: zone %d: %d bitmap offsets, null_count %d", i, got, z.NullCount)
 		}
-		sum += z.Length
+		sum += z.Rows
 	}
 	if sum != s.NumRows {
 		t.Fatalf("R20: Σ zone_length %d != N %d", sum, s.NumRows)
@@ -137,8 +137,8 @@ func TestWriterT01_R11_ZeroRowsNoSeed(t *testing.T) {
 	if s, err := c.Finish(); s != nil || err != nil {
 		t.Fatalf("Finish after empty batch = %v, %v", s, err)
 	}
-	if _, err := EncodeZones(i32T, nil, EmptyNullBitmapHex); !errors.Is(err, ErrEncode) {
-		t.Fatalf("EncodeZones without zones: %v", err)
+	if _, err := encodeZones(i32T, nil, nil); !errors.Is(err, ErrEncode) {
+		t.Fatalf("encodeZones without zones: %v", err)
 	}
 }
 
@@ -152,21 +152,21 @@ func TestWriterR19_R20_ZoneLayout(t *testing.T) {
 		return wArr(t, i32T, vals...)
 	}
 	t.Run("T02_NEqualsRpz", func(t *testing.T) {
-		wCheck(t, wField(i32T), CollectorOptions{RowsPerZone: 4}, []ZoneStats{wZ(4, 0, 0, 0, int32(0), int32(30))}, seq(4))
+		wCheck(t, wField(i32T), CollectorOptions{RowsPerZone: 4}, []Zone{wZ(4, 0, 0, 0, int32(0), int32(30))}, seq(4))
 	})
 	t.Run("T03_TwoRpzPlusOne", func(t *testing.T) {
-		wCheck(t, wField(i32T), CollectorOptions{RowsPerZone: 4}, []ZoneStats{
+		wCheck(t, wField(i32T), CollectorOptions{RowsPerZone: 4}, []Zone{
 			wZ(4, 0, 0, 0, int32(0), int32(30)), wZ(4, 0, 0, 0, int32(40), int32(70)), wZ(1, 0, 0, 0, int32(80), int32(80)),
 		}, seq(9))
 	})
 	t.Run("T04_RpzOne", func(t *testing.T) {
 		a := wArr(t, i32T, int32(5), nil, int32(-5))
-		wCheck(t, wField(i32T), CollectorOptions{RowsPerZone: 1}, []ZoneStats{
+		wCheck(t, wField(i32T), CollectorOptions{RowsPerZone: 1}, []Zone{
 			wZ(1, 0, 0, 0, int32(5), int32(5)), wZ(1, 1, 0, 0, nil, nil), wZ(1, 0, 0, 0, int32(-5), int32(-5)),
 		}, a)
 	})
 	t.Run("T05_RpzBeyondN", func(t *testing.T) {
-		wCheck(t, wField(i32T), CollectorOptions{}, []ZoneStats{wZ(10, 0, 0, 0, int32(0), int32(90))}, seq(10))
+		wCheck(t, wField(i32T), CollectorOptions{}, []Zone{wZ(10, 0, 0, 0, int32(0), int32(90))}, seq(10))
 	})
 }
 
@@ -254,15 +254,15 @@ func TestWriterT07_R21_R51_NextDataFileRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.NumRows != 3 || len(second.Zones) != 1 || second.Zones[0].Start != 0 || !second.NullRows.Equals(roaring.BitmapOf(0)) {
-		t.Fatalf("second file: %+v, nulls %v", second.Zones, second.NullRows)
+	if second.NumRows != 3 || len(second.Zones) != 1 || second.Zones[0].Start != 0 || !second.NullBitmap.Equals(roaring.BitmapOf(0)) {
+		t.Fatalf("second file: %+v, nulls %v", second.Zones, second.NullBitmap)
 	}
 	fresh := wCollect(t, wField(i64T), CollectorOptions{RowsPerZone: 4}, b)
 	if !bytes.Equal(second.IPC, fresh.IPC) {
 		t.Fatal("second file's seed differs from a fresh collector's")
 	}
-	if first.NumRows != 6 || !first.NullRows.Equals(roaring.BitmapOf(1, 5)) {
-		t.Fatalf("first file: %d rows, nulls %v", first.NumRows, first.NullRows)
+	if first.NumRows != 6 || !first.NullBitmap.Equals(roaring.BitmapOf(1, 5)) {
+		t.Fatalf("first file: %d rows, nulls %v", first.NumRows, first.NullBitmap)
 	}
 }
 
@@ -299,7 +299,7 @@ func TestWriterR5_R9_R10_R12_R13_R14_R16_R17_R18_R23_T10_SeedSchemaAndContainer(
 	if md.Values()[1] != s.NullBitmapHex || s.NullBitmapHex != "3a3000000100000000000000100000000200" {
 		t.Fatalf("R41/R43: seed_null_bitmap %q", md.Values()[1])
 	}
-	if len(zones) != 3 || zones[2].Length != 1 {
+	if len(zones) != 3 || zones[2].Rows != 1 {
 		t.Fatalf("zones %+v", zones)
 	}
 	// R5: rows_per_zone appears nowhere in the IPC metadata.
@@ -320,8 +320,8 @@ func TestWriterR5_R9_R10_R12_R13_R14_R16_R17_R18_R23_T10_SeedSchemaAndContainer(
 		}
 	}
 	// The exported schema builder is what the file carries.
-	if !SeedSchema(i64T, s.NullBitmapHex).Equal(schema) {
-		t.Fatal("SeedSchema differs from the written schema")
+	if !seedSchema(i64T, &s.NullBitmapHex).Equal(schema) {
+		t.Fatal("seedSchema differs from the written schema")
 	}
 }
 
@@ -436,7 +436,7 @@ func TestWriterT42_T43_T44_T46_R29_EveryBoundTypeRoundTrips(t *testing.T) {
 					nulls++
 				}
 			}
-			wCheck(t, wField(c.dt), CollectorOptions{}, []ZoneStats{wZ(uint64(len(c.vals)), nulls, 0, 0, c.mn, c.mx)}, arr)
+			wCheck(t, wField(c.dt), CollectorOptions{}, []Zone{wZ(uint64(len(c.vals)), nulls, 0, 0, c.mn, c.mx)}, arr)
 		})
 	}
 }
@@ -464,7 +464,7 @@ func TestWriterT45_ViewsMatchOffsetTypes(t *testing.T) {
 // T47: booleans.
 func TestWriterT47_Boolean(t *testing.T) {
 	b := arrow.FixedWidthTypes.Boolean
-	wCheck(t, wField(b), CollectorOptions{RowsPerZone: 3}, []ZoneStats{
+	wCheck(t, wField(b), CollectorOptions{RowsPerZone: 3}, []Zone{
 		wZ(3, 0, 0, 0, true, true),
 		wZ(3, 1, 0, 0, false, true),
 		wZ(2, 2, 0, 0, nil, nil),
@@ -473,7 +473,7 @@ func TestWriterT47_Boolean(t *testing.T) {
 
 // T11, R32, R33: an all-null zone has null bounds and O = 0.
 func TestWriterT11_R32_R33_AllNullZone(t *testing.T) {
-	wCheck(t, wField(i32T), CollectorOptions{RowsPerZone: 4}, []ZoneStats{
+	wCheck(t, wField(i32T), CollectorOptions{RowsPerZone: 4}, []Zone{
 		wZ(4, 0, 0, 0, int32(1), int32(4)),
 		wZ(4, 4, 0, 0, nil, nil),
 		wZ(1, 0, 0, 0, int32(9), int32(9)),
@@ -490,7 +490,7 @@ func TestWriterT12_R48_WholeFileNullBitmapRunOptimised(t *testing.T) {
 	}
 	want := roaring.New()
 	want.AddRange(0, uint64(n))
-	if !s.NullRows.Equals(want) {
+	if !s.NullBitmap.Equals(want) {
 		t.Fatal("bitmap is not [0, N)")
 	}
 	if len(s.NullBitmapHex) > 200 {
@@ -523,7 +523,7 @@ func TestWriterT14_R45_NullsAtEdgesAndAcrossZones(t *testing.T) {
 	}
 	full := wArr(t, i64T, append([]any{int64(99), nil, int64(98)}, vals...)...)
 	arr := array.NewSlice(full, 3, int64(full.Len())) // offset 3 into the validity bitmap
-	s := wCheck(t, wField(i64T), CollectorOptions{RowsPerZone: 4}, []ZoneStats{
+	s := wCheck(t, wField(i64T), CollectorOptions{RowsPerZone: 4}, []Zone{
 		wZ(4, 2, 0, 0, int64(1), int64(2)),
 		wZ(4, 2, 0, 0, int64(6), int64(7)),
 		wZ(4, 0, 0, 0, int64(8), int64(11)),
@@ -531,8 +531,8 @@ func TestWriterT14_R45_NullsAtEdgesAndAcrossZones(t *testing.T) {
 		wZ(4, 0, 0, 0, int64(16), int64(19)),
 		wZ(3, 1, 0, 0, int64(20), int64(21)),
 	}, arr)
-	if !s.NullRows.Equals(roaring.BitmapOf(0, 3, 4, 5, 22)) {
-		t.Fatalf("bitmap %v", s.NullRows)
+	if !s.NullBitmap.Equals(roaring.BitmapOf(0, 3, 4, 5, 22)) {
+		t.Fatalf("bitmap %v", s.NullBitmap)
 	}
 }
 
@@ -557,8 +557,8 @@ func TestWriterR45_NullBitmapLargeLayout(t *testing.T) {
 		parts = append(parts, array.NewSlice(arr, int64(lo), int64(min(lo+70001, n))))
 	}
 	s := wCollect(t, wField(i32T), CollectorOptions{RowsPerZone: 1000}, parts...)
-	if !s.NullRows.Equals(want) {
-		t.Fatalf("bitmap has %d offsets, want %d", s.NullRows.GetCardinality(), want.GetCardinality())
+	if !s.NullBitmap.Equals(want) {
+		t.Fatalf("bitmap has %d offsets, want %d", s.NullBitmap.GetCardinality(), want.GetCardinality())
 	}
 	wCheckBitmap(t, s)
 }
@@ -580,12 +580,12 @@ func TestWriterT18_DictionaryNullEntryIsNull(t *testing.T) {
 	dict := wArr(t, strT, "b", nil, "a", "c")
 	idx := wArr(t, i32T, int32(0), int32(1), nil, int32(3), int32(1), int32(0))
 	arr := array.NewDictionaryArray(dt, idx, dict)
-	s := wCheck(t, wField(dt), CollectorOptions{RowsPerZone: 3}, []ZoneStats{
+	s := wCheck(t, wField(dt), CollectorOptions{RowsPerZone: 3}, []Zone{
 		wZ(3, 2, 0, 0, "b", "b"),
 		wZ(3, 1, 0, 0, "b", "c"),
 	}, arr)
-	if !s.NullRows.Equals(roaring.BitmapOf(1, 2, 4)) {
-		t.Fatalf("bitmap %v", s.NullRows)
+	if !s.NullBitmap.Equals(roaring.BitmapOf(1, 2, 4)) {
+		t.Fatalf("bitmap %v", s.NullBitmap)
 	}
 	schema, _ := wReadIPC(t, s.IPC, 3)
 	if !arrow.TypeEqual(schema.Field(0).Type, dt) {
@@ -600,7 +600,7 @@ func TestWriterT49_DictionaryBoundsFromReferencedValues(t *testing.T) {
 	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: strT}
 	a1 := array.NewDictionaryArray(dt, wArr(t, arrow.PrimitiveTypes.Int8, int8(2), int8(3)), wArr(t, strT, "A", "B", "m", "n", "zzz"))
 	a2 := array.NewDictionaryArray(dt, wArr(t, arrow.PrimitiveTypes.Int8, int8(0), int8(0)), wArr(t, strT, "k", "0"))
-	wCheck(t, wField(dt), CollectorOptions{RowsPerZone: 3}, []ZoneStats{
+	wCheck(t, wField(dt), CollectorOptions{RowsPerZone: 3}, []Zone{
 		wZ(3, 0, 0, 0, "k", "n"), wZ(1, 0, 0, 0, "k", "k"),
 	}, a1, a2)
 
@@ -608,7 +608,7 @@ func TestWriterT49_DictionaryBoundsFromReferencedValues(t *testing.T) {
 	fd := array.NewDictionaryArray(fdt,
 		wArr(t, arrow.PrimitiveTypes.Uint8, uint8(0), uint8(1), uint8(2), uint8(1), nil, uint8(3)),
 		wArr(t, f64T, 2.0, wF64(wNegNaN64), 0.0, -7.0))
-	wCheck(t, wField(fdt), CollectorOptions{}, []ZoneStats{
+	wCheck(t, wField(fdt), CollectorOptions{}, []Zone{
 		wZ(6, 1, 2, 2, -7.0, 2.0),
 	}, fd)
 }
@@ -650,8 +650,8 @@ func TestWriterT19_RunEndEncodedLogicalCounts(t *testing.T) {
 	_, dec := wReadIPC(t, s.IPC, 4)
 	wSameZones(t, "ree IPC", dec, want)
 	wCheckBitmap(t, s)
-	if !s.NullRows.Equals(roaring.BitmapOf(3, 4)) {
-		t.Fatalf("bitmap %v", s.NullRows)
+	if !s.NullBitmap.Equals(roaring.BitmapOf(3, 4)) {
+		t.Fatalf("bitmap %v", s.NullBitmap)
 	}
 	sliced := array.NewSlice(ree, 4, 9) // rows 4..8: null, NaN-x4
 	s2 := wCollect(t, wField(dt), CollectorOptions{RowsPerZone: 4}, sliced)
@@ -664,8 +664,8 @@ func TestWriterT20_R47_StructOuterNullsOnly(t *testing.T) {
 	s := wCollect(t, wField(arr.DataType()), CollectorOptions{RowsPerZone: 4}, arr)
 	want := wWithStarts(4, wZ(4, 1, 0, 0, nil, nil), wZ(4, 1, 0, 0, nil, nil), wZ(3, 1, 0, 0, nil, nil))
 	wSameZones(t, "struct", s.Zones, want)
-	if !s.NullRows.Equals(roaring.BitmapOf(1, 5, 9)) {
-		t.Fatalf("R47: bitmap %v", s.NullRows)
+	if !s.NullBitmap.Equals(roaring.BitmapOf(1, 5, 9)) {
+		t.Fatalf("R47: bitmap %v", s.NullBitmap)
 	}
 	_, dec := wReadIPC(t, s.IPC, 4)
 	wSameZones(t, "struct IPC", dec, want)
@@ -709,7 +709,7 @@ func TestWriterR25_R26_R31_R39_FloatCatalogueT22toT31(t *testing.T) {
 	cases := []struct {
 		name string
 		vals []any
-		want ZoneStats
+		want Zone
 	}{
 		{"T22_AllPositiveNaN", []any{wF64(wPosNaN64), wF64(wGoNaN64)}, wZ(2, 0, 2, 0, nil, nil)},
 		{"T23_AllNegativeNaN", []any{wF64(wNegNaN64), wF64(0xFFF0_0000_0000_0001)}, wZ(2, 0, 2, 2, nil, nil)},
@@ -725,19 +725,19 @@ func TestWriterR25_R26_R31_R39_FloatCatalogueT22toT31(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			wCheck(t, wField(f64T), CollectorOptions{}, []ZoneStats{c.want}, wArr(t, f64T, c.vals...))
+			wCheck(t, wField(f64T), CollectorOptions{}, []Zone{c.want}, wArr(t, f64T, c.vals...))
 		})
 	}
 	t.Run("T30_Float16", func(t *testing.T) {
 		f16 := arrow.FixedWidthTypes.Float16
-		wCheck(t, wField(f16), CollectorOptions{}, []ZoneStats{wZ(4, 0, 3, 1, wF16(0x3C00), wF16(0x3C00))},
+		wCheck(t, wField(f16), CollectorOptions{}, []Zone{wZ(4, 0, 3, 1, wF16(0x3C00), wF16(0x3C00))},
 			wArr(t, f16, wF16(0x7E00), wF16(0xFE00), wF16(0x7C01), wF16(0x3C00)))
-		wCheck(t, wField(f16), CollectorOptions{}, []ZoneStats{wZ(2, 0, 0, 0, wF16(0x8000), wF16(0x0000))},
+		wCheck(t, wField(f16), CollectorOptions{}, []Zone{wZ(2, 0, 0, 0, wF16(0x8000), wF16(0x0000))},
 			wArr(t, f16, wF16(0x0000), wF16(0x0000)))
 	})
 	t.Run("Float32", func(t *testing.T) {
 		f32 := arrow.PrimitiveTypes.Float32
-		wCheck(t, wField(f32), CollectorOptions{}, []ZoneStats{wZ(5, 1, 2, 1, wF32(0x8000_0000), float32(3))},
+		wCheck(t, wField(f32), CollectorOptions{}, []Zone{wZ(5, 1, 2, 1, wF32(0x8000_0000), float32(3))},
 			wArr(t, f32, wF32(0x7FC0_0000), float32(3), nil, wF32(0xFF80_0001), float32(0)))
 	})
 }
@@ -763,7 +763,7 @@ func TestWriterT29_NullSlotsWithNaNBytesAreNotNaN(t *testing.T) {
 		}
 		s := wCollect(t, wField(f64T), CollectorOptions{}, arr)
 		z := s.Zones[0]
-		if z.NaNCount != 0 || z.NegativeNaNCount != 0 || z.NullCount != uint32(n/2) || z.Min != 1.0 || z.Max != 2.0 {
+		if z.NaNCount != 0 || z.NegativeNaNCount != 0 || z.NullCount != uint64(n/2) || z.Min != 1.0 || z.Max != 2.0 {
 			t.Fatalf("n=%d: zone %+v", n, z)
 		}
 	}
@@ -876,11 +876,11 @@ func TestWriterR28_R64_CountOverflowOmitsSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.NumRows != 1<<32 || len(s.Zones) != 2 || s.Zones[0].NullCount != math.MaxUint32 || s.Zones[1].Length != 1 || s.Zones[1].NullCount != 1 {
+	if s.NumRows != 1<<32 || len(s.Zones) != 2 || s.Zones[0].NullCount != math.MaxUint32 || s.Zones[1].Rows != 1 || s.Zones[1].NullCount != 1 {
 		t.Fatalf("2^32 rows: %+v", s.Zones)
 	}
-	if s.NullRows.GetCardinality() != 1<<32 {
-		t.Fatalf("bitmap cardinality %d", s.NullRows.GetCardinality())
+	if s.NullBitmap.GetCardinality() != 1<<32 {
+		t.Fatalf("bitmap cardinality %d", s.NullBitmap.GetCardinality())
 	}
 	if err := c.Observe(array.NewNull(half)); err != nil {
 		t.Fatal(err)
@@ -897,41 +897,41 @@ func TestWriterR28_R64_CountOverflowOmitsSeed(t *testing.T) {
 func TestWriterR36_R37_R38_CollectorTruncation(t *testing.T) {
 	long := strings.Repeat("abcdefghij", 1024)
 	t.Run("T53_DefaultL64", func(t *testing.T) {
-		wCheck(t, wField(strT), CollectorOptions{}, []ZoneStats{wZ(2, 0, 0, 0, "a", long[:63]+"e")},
+		wCheck(t, wField(strT), CollectorOptions{}, []Zone{wZ(2, 0, 0, 0, "a", long[:63]+"e")},
 			wArr(t, strT, long, "a"))
 	})
 	t.Run("T-R2_Configurable", func(t *testing.T) {
-		wCheck(t, wField(strT), CollectorOptions{MaxBoundBytes: 4}, []ZoneStats{wZ(2, 0, 0, 0, "abcd", "abcf")},
+		wCheck(t, wField(strT), CollectorOptions{MaxBoundBytes: 4}, []Zone{wZ(2, 0, 0, 0, "abcd", "abcf")},
 			wArr(t, strT, "abcdefgh", "abcezzzz"))
 	})
 	t.Run("T56_R37_MaxNullMinKept", func(t *testing.T) {
 		v := strings.Repeat("\U0010FFFF", 2000)
-		wCheck(t, wField(strT), CollectorOptions{}, []ZoneStats{wZ(1, 0, 0, 0, v[:64], nil)}, wArr(t, strT, v))
+		wCheck(t, wField(strT), CollectorOptions{}, []Zone{wZ(1, 0, 0, 0, v[:64], nil)}, wArr(t, strT, v))
 	})
 	t.Run("T57_BinaryFFWithinCap", func(t *testing.T) {
 		v := bytes.Repeat([]byte{0xFF}, 100)
-		wCheck(t, wField(arrow.BinaryTypes.LargeBinary), CollectorOptions{}, []ZoneStats{wZ(1, 0, 0, 0, v[:64], v)},
+		wCheck(t, wField(arrow.BinaryTypes.LargeBinary), CollectorOptions{}, []Zone{wZ(1, 0, 0, 0, v[:64], v)},
 			wArr(t, arrow.BinaryTypes.LargeBinary, v))
 	})
 	t.Run("T58_BinaryIncrement", func(t *testing.T) {
 		v := append([]byte("ab"), bytes.Repeat([]byte{0xFF}, 100)...)
-		wCheck(t, wField(arrow.BinaryTypes.Binary), CollectorOptions{}, []ZoneStats{wZ(1, 0, 0, 0, v[:64], []byte("ac"))},
+		wCheck(t, wField(arrow.BinaryTypes.Binary), CollectorOptions{}, []Zone{wZ(1, 0, 0, 0, v[:64], []byte("ac"))},
 			wArr(t, arrow.BinaryTypes.Binary, v))
 	})
 	t.Run("T-R1_FixedSizeBinaryNeverTruncated", func(t *testing.T) {
 		dt := &arrow.FixedSizeBinaryType{ByteWidth: 100}
 		v := bytes.Repeat([]byte{0xFF}, 100)
-		wCheck(t, wField(dt), CollectorOptions{MaxBoundBytes: 8}, []ZoneStats{wZ(1, 0, 0, 0, v, v)}, wArr(t, dt, v))
+		wCheck(t, wField(dt), CollectorOptions{MaxBoundBytes: 8}, []Zone{wZ(1, 0, 0, 0, v, v)}, wArr(t, dt, v))
 	})
 	t.Run("T-R1_DictionaryValuesNeverTruncated", func(t *testing.T) {
 		dt := &arrow.DictionaryType{IndexType: i32T, ValueType: strT}
-		wCheck(t, wField(dt), CollectorOptions{MaxBoundBytes: 8}, []ZoneStats{wZ(1, 0, 0, 0, long, long)}, wArr(t, dt, long))
+		wCheck(t, wField(dt), CollectorOptions{MaxBoundBytes: 8}, []Zone{wZ(1, 0, 0, 0, long, long)}, wArr(t, dt, long))
 	})
 	t.Run("R38_InvalidUTF8InputGivesUnknownBound", func(t *testing.T) {
-		wCheck(t, wField(strT), CollectorOptions{}, []ZoneStats{wZ(2, 0, 0, 0, "a", nil)}, wArr(t, strT, "a", "b\xff"))
+		wCheck(t, wField(strT), CollectorOptions{}, []Zone{wZ(2, 0, 0, 0, "a", nil)}, wArr(t, strT, "a", "b\xff"))
 	})
 	t.Run("Views", func(t *testing.T) {
-		wCheck(t, wField(arrow.BinaryTypes.StringView), CollectorOptions{MaxBoundBytes: 3}, []ZoneStats{wZ(2, 0, 0, 0, "abc", "xy{")},
+		wCheck(t, wField(arrow.BinaryTypes.StringView), CollectorOptions{MaxBoundBytes: 3}, []Zone{wZ(2, 0, 0, 0, "abc", "xy{")},
 			wArr(t, arrow.BinaryTypes.StringView, "abcdef", "xyzzzzzzzzzzzzzzzzz"))
 	})
 }
@@ -963,21 +963,37 @@ func anySlice[T any](v []T) []any {
 	return out
 }
 
-// EncodeZones refuses what it cannot encode (R35, R38).
-func TestWriterEncodeZonesRejectsUnencodableBounds(t *testing.T) {
+// Encode refuses what it cannot encode (R35, R38, R28) and every version
+// but 1.
+func TestWriterEncodeRejectsUnencodableSeeds(t *testing.T) {
 	cases := []struct {
 		name string
 		dt   arrow.DataType
-		z    ZoneStats
+		z    Zone
 	}{
 		{"bound on list (R35)", arrow.ListOf(i32T), wZ(1, 0, 0, 0, int32(1), int32(1))},
 		{"wrong Go type", i64T, wZ(1, 0, 0, 0, int32(1), int32(1))},
 		{"fsb width (R38)", &arrow.FixedSizeBinaryType{ByteWidth: 4}, wZ(1, 0, 0, 0, []byte("abc"), []byte("abcd"))},
+		{"count beyond uint32 (R28)", i64T, Zone{Stats: Stats{Rows: 1 << 33, NullCount: 1 << 32}}},
 	}
 	for _, c := range cases {
-		if _, err := EncodeZones(c.dt, []ZoneStats{c.z}, EmptyNullBitmapHex); !errors.Is(err, ErrEncode) {
+		s := &Seed{Version: 1, ValueType: c.dt, RowsPerZone: 1, NumRows: c.z.Rows, Zones: []Zone{c.z}, NullBitmap: roaring.New()}
+		if _, err := Encode(s); !errors.Is(err, ErrEncode) {
 			t.Errorf("%s: %v", c.name, err)
 		}
+	}
+	ok := &Seed{Version: 1, ValueType: i64T, RowsPerZone: 1, NumRows: 1, Zones: []Zone{wZ(1, 0, 0, 0, int64(1), int64(1))}}
+	if _, err := Encode(ok); err != nil {
+		t.Fatalf("Encode without a null bitmap: %v", err)
+	}
+	for _, v := range []int{0, 2} {
+		ok.Version = v
+		if _, err := Encode(ok); !errors.Is(err, ErrEncode) {
+			t.Errorf("Encode of a version %d seed: %v, want ErrEncode", v, err)
+		}
+	}
+	if _, err := Encode(nil); !errors.Is(err, ErrEncode) {
+		t.Errorf("Encode(nil): %v", err)
 	}
 }
 
@@ -985,10 +1001,10 @@ func TestWriterEncodeZonesRejectsUnencodableBounds(t *testing.T) {
 // data) gives unknown bounds on that side, never an invalid bound.
 func TestWriterR38_DecimalBoundsOutsidePrecisionAreNull(t *testing.T) {
 	d32 := &arrow.Decimal32Type{Precision: 3, Scale: 0}
-	wCheck(t, wField(d32), CollectorOptions{}, []ZoneStats{wZ(2, 0, 0, 0, decimal.Decimal32(-5), nil)},
+	wCheck(t, wField(d32), CollectorOptions{}, []Zone{wZ(2, 0, 0, 0, decimal.Decimal32(-5), nil)},
 		wArr(t, d32, decimal.Decimal32(12345), decimal.Decimal32(-5)))
 	d128 := &arrow.Decimal128Type{Precision: 2, Scale: 0}
-	wCheck(t, wField(d128), CollectorOptions{}, []ZoneStats{wZ(2, 0, 0, 0, nil, decimal128.FromI64(99))},
+	wCheck(t, wField(d128), CollectorOptions{}, []Zone{wZ(2, 0, 0, 0, nil, decimal128.FromI64(99))},
 		wArr(t, d128, decimal128.FromI64(99), decimal128.FromI64(-100)))
 }
 

@@ -47,7 +47,7 @@ type DecodeOptions struct {
 // IPC file) and returns its zones. The checks run in the order of spec
 // §5.1 (items 3–11) and stop at the first failure; the returned error is a
 // *SeedError (or the *LocatorError / bitmap errors of ParseLocator and
-// DecodeNullBitmapHex) wrapping the catalogue sentinel, e.g.
+// decodeNullBitmapHex) wrapping the catalogue sentinel, e.g.
 // errors.Is(err, ErrSeedCoverage). Per R63 a caller treats any error as "no
 // seed for this column" and must not use any part of the seed.
 //
@@ -102,7 +102,7 @@ func decode(b []byte, opts DecodeOptions) (*Seed, error) {
 		return nil, err
 	}
 	if version == 1 && !opts.TableFlagged {
-		return nil, newErr("E26", ErrSeedV1WithoutFlag, NoZone, MetaVersion,
+		return nil, newErr("E26", ErrSeedV1WithoutFlag, NoZone, metaVersion,
 			"the manifest lacks FLAG_ZONE_WRITE_SEEDS (1<<16) in reader and writer flags; the seed must be ignored (R61)")
 	}
 
@@ -167,14 +167,14 @@ func readSeedMetadata(lay *ipcLayout) (version int, bitmapHex string, hasBitmap 
 	}
 	for i, k := range lay.metaKeys {
 		switch string(k) {
-		case MetaVersion:
+		case metaVersion:
 			v := string(lay.metaVals[i])
-			if v != SeedVersion1 {
-				return 0, "", false, newErr("E05", ErrSeedVersionUnsupported, NoZone, MetaVersion,
+			if v != seedVersion1 {
+				return 0, "", false, newErr("E05", ErrSeedVersionUnsupported, NoZone, metaVersion,
 					"version %q is not \"1\" (R17)", shorten(v))
 			}
 			version = 1
-		case MetaNullBitmap:
+		case metaNullBitmap:
 			bitmapHex, hasBitmap = string(lay.metaVals[i]), true
 		}
 	}
@@ -211,21 +211,21 @@ func metadataEqual(a, b arrow.Metadata) bool {
 
 // checkSeedSchema implements §5.1 item 5 (R14, §3.2, R15).
 func checkSeedSchema(s *arrow.Schema, version int, columnType arrow.DataType) (arrow.DataType, error) {
-	want := []string{FieldMin, FieldMax, FieldNullCount, FieldNaNCount, FieldZoneLength}
+	want := []string{fieldMin, fieldMax, fieldNullCount, fieldNaNCount, fieldZoneLength}
 	if version == 1 {
-		want = []string{FieldMin, FieldMax, FieldNullCount, FieldNaNCount, FieldNegativeNaNCount, FieldZoneLength}
+		want = []string{fieldMin, fieldMax, fieldNullCount, fieldNaNCount, fieldNegativeNaNCount, fieldZoneLength}
 	}
 	fields := s.Fields()
 	names := make([]string, len(fields))
 	for i, f := range fields {
 		names[i] = f.Name
 	}
-	if version == 0 && s.HasField(FieldNegativeNaNCount) {
-		return nil, newErr("E06", ErrSeedSchema, NoZone, FieldNegativeNaNCount,
+	if version == 0 && s.HasField(fieldNegativeNaNCount) {
+		return nil, newErr("E06", ErrSeedSchema, NoZone, fieldNegativeNaNCount,
 			"a v0 seed (no version key) has a negative_nan_count column; v0 never carries sign counts (R52)")
 	}
-	if version == 1 && !s.HasField(FieldNegativeNaNCount) {
-		return nil, newErr("E06", ErrSeedSchema, NoZone, FieldNegativeNaNCount,
+	if version == 1 && !s.HasField(fieldNegativeNaNCount) {
+		return nil, newErr("E06", ErrSeedSchema, NoZone, fieldNegativeNaNCount,
 			"a v1 seed lacks the negative_nan_count column (R14)")
 	}
 	if len(fields) != len(want) {
@@ -236,11 +236,11 @@ func checkSeedSchema(s *arrow.Schema, version int, columnType arrow.DataType) (a
 			return nil, newErr("E06", ErrSeedSchema, NoZone, f.Name, "field %d is %q, want %q (fields %q)", i, f.Name, want[i], names)
 		}
 		switch f.Name {
-		case FieldMin, FieldMax:
+		case fieldMin, fieldMax:
 			if !f.Nullable {
 				return nil, newErr("E06", ErrSeedSchema, NoZone, f.Name, "bound column must be nullable (R14)")
 			}
-		case FieldZoneLength:
+		case fieldZoneLength:
 			if f.Type.ID() != arrow.UINT64 || f.Nullable {
 				return nil, newErr("E06", ErrSeedSchema, NoZone, f.Name, "type %s nullable=%v, want non-nullable uint64 (R14)", f.Type, f.Nullable)
 			}
@@ -252,14 +252,14 @@ func checkSeedSchema(s *arrow.Schema, version int, columnType arrow.DataType) (a
 	}
 	minT, maxT := fields[0].Type, fields[1].Type
 	if !sameType(minT, maxT) {
-		return nil, newErr("E07", ErrSeedValueType, NoZone, FieldMax, "max type %s differs from min type %s", maxT, minT)
+		return nil, newErr("E07", ErrSeedValueType, NoZone, fieldMax, "max type %s differs from min type %s", maxT, minT)
 	}
 	if columnType == nil {
 		return minT, nil
 	}
 	want0 := unwrapExtension(columnType)
 	if !sameType(minT, want0) {
-		return nil, newErr("E07", ErrSeedValueType, NoZone, FieldMin,
+		return nil, newErr("E07", ErrSeedValueType, NoZone, fieldMin,
 			"min/max type %s differs from the column's stored type %s (R15)", minT, want0)
 	}
 	return minT, nil

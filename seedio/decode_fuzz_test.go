@@ -82,7 +82,7 @@ func checkSeedInvariants(t *testing.T, s *Seed) {
 		if z.Ordinary() == 0 && (z.Min != nil || z.Max != nil) {
 			t.Fatalf("zone %d bounds without ordinary values", i)
 		}
-		if IsNaNValue(z.Min) || IsNaNValue(z.Max) {
+		if isNaNValue(z.Min) || isNaNValue(z.Max) {
 			t.Fatalf("zone %d NaN bound survived", i)
 		}
 		if z.Min != nil && z.Max != nil {

@@ -38,6 +38,13 @@ type nonNullNestedT struct{}
 
 var nonNullNested = nonNullNestedT{}
 
+// unionRow is a row of a union bound column with one int32 child (type code
+// 0): the union selects the child, whose row is null or v.
+type unionRow struct {
+	null bool
+	v    int32
+}
+
 func f64bits(b uint64) float64 { return math.Float64frombits(b) }
 func f32bits(b uint32) float32 { return math.Float32frombits(b) }
 
@@ -62,22 +69,22 @@ func (s seedSpec) schema() *arrow.Schema {
 	fields := s.fields
 	if fields == nil {
 		fields = []arrow.Field{
-			{Name: FieldMin, Type: s.valueType, Nullable: true},
-			{Name: FieldMax, Type: s.valueType, Nullable: true},
-			{Name: FieldNullCount, Type: arrow.PrimitiveTypes.Uint32},
-			{Name: FieldNaNCount, Type: arrow.PrimitiveTypes.Uint32},
+			{Name: fieldMin, Type: s.valueType, Nullable: true},
+			{Name: fieldMax, Type: s.valueType, Nullable: true},
+			{Name: fieldNullCount, Type: arrow.PrimitiveTypes.Uint32},
+			{Name: fieldNaNCount, Type: arrow.PrimitiveTypes.Uint32},
 		}
 		if s.version == 1 {
-			fields = append(fields, arrow.Field{Name: FieldNegativeNaNCount, Type: arrow.PrimitiveTypes.Uint32})
+			fields = append(fields, arrow.Field{Name: fieldNegativeNaNCount, Type: arrow.PrimitiveTypes.Uint32})
 		}
-		fields = append(fields, arrow.Field{Name: FieldZoneLength, Type: arrow.PrimitiveTypes.Uint64})
+		fields = append(fields, arrow.Field{Name: fieldZoneLength, Type: arrow.PrimitiveTypes.Uint64})
 	}
 	meta := s.meta
 	if meta == nil {
 		if s.version == 1 {
-			meta = [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, EmptyNullBitmapHex}}
+			meta = [][2]string{{metaVersion, "1"}, {metaNullBitmap, emptyNullBitmapHex}}
 		} else {
-			meta = [][2]string{{MetaNullBitmap, ""}}
+			meta = [][2]string{{metaNullBitmap, ""}}
 		}
 	}
 	var keys, vals []string
@@ -109,6 +116,17 @@ func appendValue(t testing.TB, b array.Builder, v any) {
 			bb.Append(1)
 		default:
 			t.Fatalf("nonNullNested for %T", b)
+		}
+		return
+	}
+	if u, ok := v.(unionRow); ok {
+		ub := b.(array.UnionBuilder)
+		ub.Append(0)
+		child := ub.Child(0).(*array.Int32Builder)
+		if u.null {
+			child.AppendNull()
+		} else {
+			child.Append(u.v)
 		}
 		return
 	}
@@ -206,21 +224,21 @@ func (s seedSpec) record(t testing.TB, schema *arrow.Schema) arrow.RecordBatch {
 		b := rb.Field(fi)
 		for z := 0; z < s.zones(); z++ {
 			switch f.Name {
-			case FieldMin:
+			case fieldMin:
 				appendValue(t, b, at(s.mins, z))
-			case FieldMax:
+			case fieldMax:
 				appendValue(t, b, at(s.maxs, z))
-			case FieldNullCount:
+			case fieldNullCount:
 				if s.nullCount[z] {
 					b.AppendNull()
 				} else {
 					appendCount(b, uint64(at32(s.nulls, z)))
 				}
-			case FieldNaNCount:
+			case fieldNaNCount:
 				appendCount(b, uint64(at32(s.nans, z)))
-			case FieldNegativeNaNCount:
+			case fieldNegativeNaNCount:
 				appendCount(b, uint64(at32(s.negs, z)))
-			case FieldZoneLength:
+			case fieldZoneLength:
 				appendCount(b, s.lens[z])
 			default:
 				b.AppendNull()

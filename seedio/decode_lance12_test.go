@@ -213,7 +213,7 @@ func checkLance12Seed(t *testing.T, e lanceSeedExpect, b []byte) {
 			}
 			// Decoded semantics (§3.5): a NaN bound is unknown (nil).
 			wantDecoded := exp
-			if IsNaNValue(exp) || z.Ordinary() == 0 {
+			if isNaNValue(exp) || z.Ordinary() == 0 {
 				wantDecoded = nil
 			}
 			if !boundsIdentical(wantDecoded, side.decode) {

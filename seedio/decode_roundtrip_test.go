@@ -120,7 +120,7 @@ func TestR36_T42_CollectorSeedsDecodeForEveryType(t *testing.T) {
 					}
 					if ree, ok := arr.(*array.RunEndEncoded); ok {
 						// Q2: run-end-encoded floats count NaNs by value; no bounds.
-						if v, err := ValueAt(ree.Values(), ree.GetPhysicalIndex(int(i))); err == nil && IsNaNValue(v) {
+						if v, err := ValueAt(ree.Values(), ree.GetPhysicalIndex(int(i))); err == nil && isNaNValue(v) {
 							nans++
 						}
 						continue
@@ -132,7 +132,7 @@ func TestR36_T42_CollectorSeedsDecodeForEveryType(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if IsNaNValue(v) {
+					if isNaNValue(v) {
 						nans++
 						continue
 					}

@@ -109,7 +109,7 @@ func TestR12_CompressedBodiesAccepted(t *testing.T) {
 			spec := seedSpec{version: 1, valueType: arrow.BinaryTypes.String, lens: []uint64{8, 8, 3},
 				mins: []any{strings.Repeat("a", 300), "b", "c"}, maxs: []any{strings.Repeat("z", 300), "bb", "cc"},
 				nulls: []uint32{1, 0, 0},
-				meta:  [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, hexOf(t, 3)}},
+				meta:  [][2]string{{metaVersion, "1"}, {metaNullBitmap, hexOf(t, 3)}},
 				opts:  []ipc.Option{opt, ipc.WithMinSpaceSavings(0)}}
 			b := spec.bytes(t)
 			s := mustDecode(t, b, decodeOpts(arrow.BinaryTypes.String, 8, 19))
@@ -139,7 +139,7 @@ func TestT66_CompressedBodyBudget(t *testing.T) {
 
 func hexOf(t testing.TB, offsets ...uint32) string {
 	t.Helper()
-	h, err := EncodeNullBitmapHex(roaring.BitmapOf(offsets...))
+	h, err := encodeNullBitmapHex(roaring.BitmapOf(offsets...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestR11_T01_ZeroBatches(t *testing.T) {
 func TestR17_T64_Version(t *testing.T) {
 	for _, v := range []string{"0", "2", "01", "", " 1", "1 ", "v1", "1\x00"} {
 		spec := int64Spec(1, 4, 4, [2]any{int64(1), int64(2)})
-		spec.meta = [][2]string{{MetaVersion, v}, {MetaNullBitmap, ""}}
+		spec.meta = [][2]string{{metaVersion, v}, {metaNullBitmap, ""}}
 		err := wantCode(t, spec.bytes(t), decodeOpts(arrow.PrimitiveTypes.Int64, 4, 4), ErrSeedVersionUnsupported)
 		if !strings.Contains(err.Error(), "E05") {
 			t.Fatalf("message lacks code: %v", err)
@@ -193,16 +193,16 @@ func TestR5_R18_MetadataKeys(t *testing.T) {
 	// Unknown keys are ignored (R18); also a stray rows_per_zone key, which
 	// a reader never takes from the IPC file (R5).
 	spec := int64Spec(1, 4, 4, [2]any{int64(1), int64(2)})
-	spec.meta = [][2]string{{"rows_per_zone", "999"}, {MetaVersion, "1"}, {"x", "y"}, {MetaNullBitmap, ""}}
+	spec.meta = [][2]string{{"rows_per_zone", "999"}, {metaVersion, "1"}, {"x", "y"}, {metaNullBitmap, ""}}
 	s := mustDecode(t, spec.bytes(t), decodeOpts(arrow.PrimitiveTypes.Int64, 4, 4))
 	if s.RowsPerZone != 4 {
 		t.Fatal("rows_per_zone must come from the locator (R5)")
 	}
 	// Duplicate keys: E06 (T64), whichever key is duplicated.
 	for _, dup := range [][][2]string{
-		{{MetaVersion, "1"}, {MetaVersion, "1"}},
-		{{MetaVersion, "1"}, {MetaNullBitmap, ""}, {MetaNullBitmap, EmptyNullBitmapHex}},
-		{{MetaVersion, "1"}, {"x", "1"}, {"x", "2"}},
+		{{metaVersion, "1"}, {metaVersion, "1"}},
+		{{metaVersion, "1"}, {metaNullBitmap, ""}, {metaNullBitmap, emptyNullBitmapHex}},
+		{{metaVersion, "1"}, {"x", "1"}, {"x", "2"}},
 	} {
 		spec.meta = dup
 		wantCode(t, spec.bytes(t), decodeOpts(arrow.PrimitiveTypes.Int64, 4, 4), ErrSeedSchema)
@@ -297,7 +297,7 @@ func TestR16_T09_NullInCounts(t *testing.T) {
 		{Name: "negative_nan_count", Type: arrow.PrimitiveTypes.Uint32}, {Name: "zone_length", Type: arrow.PrimitiveTypes.Uint64}}
 	err := wantCode(t, spec.bytes(t), decodeOpts(arrow.PrimitiveTypes.Int64, 4, 8), ErrSeedNullInCount)
 	var se *SeedError
-	if !errors.As(err, &se) || se.Zone != 1 || se.Field != FieldNullCount {
+	if !errors.As(err, &se) || se.Zone != 1 || se.Field != fieldNullCount {
 		t.Fatalf("error should name zone 1 null_count: %v", err)
 	}
 }
@@ -377,7 +377,7 @@ func TestR24_T17_T18_T19_V0NullCountsInexact(t *testing.T) {
 			t.Fatalf("%s: v0 IS NULL pruned a zone with null_count 0", dt)
 		}
 		v1 := seedSpec{version: 1, valueType: dt, lens: []uint64{4}, nulls: []uint32{4},
-			meta: [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, hexOf(t, 0, 1, 2, 3)}}}
+			meta: [][2]string{{metaVersion, "1"}, {metaNullBitmap, hexOf(t, 0, 1, 2, 3)}}}
 		s1 := mustDecode(t, v1.bytes(t), decodeOpts(dt, 4, 4))
 		if !s1.Zones[0].NullCountExact || !s1.NullPositionsExact {
 			t.Fatalf("%s: v1 null counts are exact", dt)

@@ -25,19 +25,52 @@ import (
 // bound whose index type cannot address it, no zones).
 var ErrEncode = errors.New("seedio: cannot encode seed")
 
-// EncodeZones writes zones as a version-1 seed IPC file for a column whose
-// seed value type is valueType (see [SeedValueType]); nullBitmapHex becomes
-// the seed_null_bitmap metadata value. Bounds are Go values as described at
-// [ValueAt] (nil for null). EncodeZones checks only what it needs to encode
-// (bound Go types, counts representable); it does not validate the seed
-// semantically, so tests may use it to build invalid seeds on purpose. Zone
-// Start fields are ignored (R23: seeds carry no zone start).
-func EncodeZones(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex string) ([]byte, error) {
+// Encode writes s as a version-1 seed IPC file (R9–R18), the inverse of
+// Decode: min/max of type s.ValueType (the seed value type of the column,
+// R15), one record per zone of s.Zones (Rows is zone_length; the counts must
+// fit uint32, R28; bounds are Go values as described at [ValueAt], nil for
+// null), and s.NullBitmap as seed_null_bitmap (the hex of its standard
+// serialization after run optimisation, R44, R48; nil omits the key: null
+// positions unknown, R46). Only version 1 is written (s.Version must be 1:
+// v0 seeds are never relabelled). Encode checks what it needs to encode
+// (bound Go types, counts representable, no bound on a type without
+// bounds); it does not validate the seed semantically — Decode does. Zone
+// Index and Start, and the exactness flags, are not encoded (R23).
+func Encode(s *Seed) ([]byte, error) {
+	if s == nil || s.Version != 1 {
+		v := -1
+		if s != nil {
+			v = s.Version
+		}
+		return nil, fmt.Errorf("%w: seed version %d; only version 1 seeds are written (v0 seeds are never relabelled)", ErrEncode, v)
+	}
+	var hexStr *string
+	if s.NullBitmap != nil {
+		h, err := encodeNullBitmapHex(s.NullBitmap)
+		if err != nil {
+			return nil, fmt.Errorf("%w: null bitmap: %v", ErrEncode, err)
+		}
+		hexStr = &h
+	}
+	return encodeZones(s.ValueType, s.Zones, hexStr)
+}
+
+// encodeZones writes zones as a version-1 seed IPC file for a column whose
+// seed value type is valueType (see [seedValueType]); *nullBitmapHex becomes
+// the seed_null_bitmap metadata value (nil: no such key). It checks only
+// what it needs to encode, so tests use it to build invalid seeds (a
+// malformed bitmap hex, inconsistent counts) on purpose.
+func encodeZones(valueType arrow.DataType, zones []Zone, nullBitmapHex *string) ([]byte, error) {
 	if len(zones) == 0 {
 		return nil, fmt.Errorf("%w: no zones (R11: an empty data file gets no seed)", ErrEncode)
 	}
 	if len(zones) > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: %d zones", ErrEncode, len(zones))
+	}
+	for i, z := range zones {
+		if z.NullCount > math.MaxUint32 || z.NaNCount > math.MaxUint32 || z.NegativeNaNCount > math.MaxUint32 {
+			return nil, fmt.Errorf("%w: zone %d: counts %d/%d/%d do not fit uint32 (R28)", ErrEncode, i, z.NullCount, z.NaNCount, z.NegativeNaNCount)
+		}
 	}
 	mem := memory.NewGoAllocator()
 	minArr, err := buildBoundArray(mem, valueType, zones, false)
@@ -55,19 +88,19 @@ func EncodeZones(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex stri
 	defer nb.Release()
 	nb.Reserve(len(zones))
 	for _, z := range zones {
-		nb.UnsafeAppend(z.NullCount)
+		nb.UnsafeAppend(uint32(z.NullCount))
 	}
 	nullCounts := nb.NewArray()
 	defer nullCounts.Release()
 	nb.Reserve(len(zones))
 	for _, z := range zones {
-		nb.UnsafeAppend(z.NaNCount)
+		nb.UnsafeAppend(uint32(z.NaNCount))
 	}
 	nanCounts := nb.NewArray()
 	defer nanCounts.Release()
 	nb.Reserve(len(zones))
 	for _, z := range zones {
-		nb.UnsafeAppend(z.NegativeNaNCount)
+		nb.UnsafeAppend(uint32(z.NegativeNaNCount))
 	}
 	negCounts := nb.NewArray()
 	defer negCounts.Release()
@@ -75,19 +108,23 @@ func EncodeZones(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex stri
 	defer lb.Release()
 	lb.Reserve(len(zones))
 	for _, z := range zones {
-		lb.UnsafeAppend(z.Length)
+		lb.UnsafeAppend(z.Rows)
 	}
 	lengths := lb.NewArray()
 	defer lengths.Release()
 
-	schema := SeedSchema(valueType, nullBitmapHex)
+	schema := seedSchema(valueType, nullBitmapHex)
 	rec := array.NewRecordBatch(schema, []arrow.Array{minArr, maxArr, nullCounts, nanCounts, negCounts, lengths}, int64(len(zones)))
 	defer rec.Release()
 
 	var buf bytes.Buffer
 	// The metadata (with the bitmap hex) is written twice: in the schema
 	// message and in the footer.
-	buf.Grow(2*len(nullBitmapHex) + 64*len(zones) + 8192)
+	hexLen := 0
+	if nullBitmapHex != nil {
+		hexLen = len(*nullBitmapHex)
+	}
+	buf.Grow(2*hexLen + 64*len(zones) + 8192)
 	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem)) // no compression (R12)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrEncode, err)
@@ -102,7 +139,7 @@ func EncodeZones(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex stri
 	return buf.Bytes(), nil
 }
 
-func boundOf(z ZoneStats, isMax bool) any {
+func boundOf(z Zone, isMax bool) any {
 	if isMax {
 		return z.Max
 	}
@@ -110,7 +147,7 @@ func boundOf(z ZoneStats, isMax bool) any {
 }
 
 // buildBoundArray builds the min (or max) column.
-func buildBoundArray(mem memory.Allocator, dt arrow.DataType, zones []ZoneStats, isMax bool) (arrow.Array, error) {
+func buildBoundArray(mem memory.Allocator, dt arrow.DataType, zones []Zone, isMax bool) (arrow.Array, error) {
 	if !SupportsBounds(dt) {
 		for i, z := range zones {
 			if boundOf(z, isMax) != nil {
@@ -246,7 +283,7 @@ func appendAll[T any](b typedAppender[T], vals []any) error {
 // index into it. A bound that the index type cannot address (more distinct
 // values than the largest index + 1) is written null, which is always sound
 // (R32: unknown).
-func buildDictBounds(mem memory.Allocator, d *arrow.DictionaryType, zones []ZoneStats, isMax bool) (arrow.Array, error) {
+func buildDictBounds(mem memory.Allocator, d *arrow.DictionaryType, zones []Zone, isMax bool) (arrow.Array, error) {
 	maxIndex, err := dictIndexLimit(d.IndexType)
 	if err != nil {
 		return nil, err
@@ -343,30 +380,36 @@ func dedupeKey(v any) any {
 	return v
 }
 
-// EncodeZonesV0 writes zones in the version-0 layout Lance 12 writes and
-// reads (spec §3.2): fields min, max, null_count, nan_count, zone_length
-// (no negative_nan_count), no `version` key, and seed_null_bitmap = "" when
-// there are no nulls. It is for tables without FLAG_ZONE_WRITE_SEEDS, whose
-// readers know only version 0 (R61, R62). The zones are statistics as a
-// v1 Collector computes them; the v0 conventions are applied on the way:
-// for a float column the max of a zone with a NaN is the canonical
-// positive NaN (Lance 12's marker, §3.6) and the sign split is dropped.
-// Bounds stay what v1 computed (exact, or widened where v1 widens), which
-// v0 allows: bounds may be wider than the extrema. Nothing about an
-// existing v0 seed is changed by this (R52): it writes new seeds only.
-func EncodeZonesV0(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex string) ([]byte, error) {
+// EncodeV0 writes the statistics of s in the version-0 layout Lance 12
+// writes and reads (spec §3.2): fields min, max, null_count, nan_count,
+// zone_length (no negative_nan_count), no `version` key, and
+// seed_null_bitmap (the hex of s.NullBitmap, "" when it is empty, as
+// Lance writes; no key when it is nil). It is for tables without
+// FLAG_ZONE_WRITE_SEEDS, whose readers know only version 0 (R61, R62),
+// and takes the statistics a v1 Collector computed (s.Version is
+// ignored): the v0 conventions are applied on the way — the max of a
+// float zone with a NaN becomes the canonical positive NaN (Lance 12's
+// marker, §3.6) and the sign split is dropped. Bounds stay what v1
+// computed (exact, or widened where v1 widens), which v0 allows. This
+// writes a new seed; it never relabels an existing one (R52).
+func EncodeV0(s *Seed) ([]byte, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: no seed", ErrEncode)
+	}
+	zones := s.Zones
 	if len(zones) == 0 {
 		return nil, fmt.Errorf("%w: no zones (R11: an empty data file gets no seed)", ErrEncode)
 	}
 	if len(zones) > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: %d zones", ErrEncode, len(zones))
 	}
-	if nullBitmapHex == EmptyNullBitmapHex {
-		nullBitmapHex = "" // Lance's v0 writer writes "" for no nulls (§3.2)
-	}
+	valueType := s.ValueType
 	float := CountsNaN(valueType)
-	v0 := make([]ZoneStats, len(zones))
+	v0 := make([]Zone, len(zones))
 	for i, z := range zones {
+		if z.NullCount > math.MaxUint32 || z.NaNCount > math.MaxUint32 {
+			return nil, fmt.Errorf("%w: zone %d: counts %d/%d do not fit uint32 (R28)", ErrEncode, i, z.NullCount, z.NaNCount)
+		}
 		v0[i] = z
 		v0[i].NegativeNaNCount = 0
 		if float && z.NaNCount > 0 {
@@ -387,30 +430,40 @@ func EncodeZonesV0(valueType arrow.DataType, zones []ZoneStats, nullBitmapHex st
 	nb := array.NewUint32Builder(mem)
 	defer nb.Release()
 	for _, z := range v0 {
-		nb.Append(z.NullCount)
+		nb.Append(uint32(z.NullCount))
 	}
 	nullCounts := nb.NewArray()
 	defer nullCounts.Release()
 	for _, z := range v0 {
-		nb.Append(z.NaNCount)
+		nb.Append(uint32(z.NaNCount))
 	}
 	nanCounts := nb.NewArray()
 	defer nanCounts.Release()
 	lb := array.NewUint64Builder(mem)
 	defer lb.Release()
 	for _, z := range v0 {
-		lb.Append(z.Length)
+		lb.Append(z.Rows)
 	}
 	lengths := lb.NewArray()
 	defer lengths.Release()
 
-	md := arrow.NewMetadata([]string{MetaNullBitmap}, []string{nullBitmapHex})
+	var keys, vals []string
+	if s.NullBitmap != nil {
+		h := "" // Lance's v0 writer writes "" for no nulls (§3.2)
+		if !s.NullBitmap.IsEmpty() {
+			if h, err = encodeNullBitmapHex(s.NullBitmap); err != nil {
+				return nil, fmt.Errorf("%w: null bitmap: %v", ErrEncode, err)
+			}
+		}
+		keys, vals = []string{metaNullBitmap}, []string{h}
+	}
+	md := arrow.NewMetadata(keys, vals)
 	schema := arrow.NewSchema([]arrow.Field{
-		{Name: FieldMin, Type: valueType, Nullable: true},
-		{Name: FieldMax, Type: valueType, Nullable: true},
-		{Name: FieldNullCount, Type: arrow.PrimitiveTypes.Uint32},
-		{Name: FieldNaNCount, Type: arrow.PrimitiveTypes.Uint32},
-		{Name: FieldZoneLength, Type: arrow.PrimitiveTypes.Uint64},
+		{Name: fieldMin, Type: valueType, Nullable: true},
+		{Name: fieldMax, Type: valueType, Nullable: true},
+		{Name: fieldNullCount, Type: arrow.PrimitiveTypes.Uint32},
+		{Name: fieldNaNCount, Type: arrow.PrimitiveTypes.Uint32},
+		{Name: fieldZoneLength, Type: arrow.PrimitiveTypes.Uint64},
 	}, &md)
 	rec := array.NewRecordBatch(schema, []arrow.Array{minArr, maxArr, nullCounts, nanCounts, lengths}, int64(len(v0)))
 	defer rec.Release()

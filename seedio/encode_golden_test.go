@@ -135,7 +135,7 @@ func TestWriterT68_GoldenV1Seeds(t *testing.T) {
 				ValueType:     schema.Field(0).Type.String(),
 				RowsPerZone:   rpz,
 				NumRows:       s.NumRows,
-				NullOffsets:   s.NullRows.ToArray(),
+				NullOffsets:   s.NullBitmap.ToArray(),
 				LocatorSample: FormatLocator(1, rpz),
 			}
 			if g.NullOffsets == nil {
@@ -146,7 +146,7 @@ func TestWriterT68_GoldenV1Seeds(t *testing.T) {
 				g.Metadata = append(g.Metadata, [2]string{k, md.Values()[i]})
 			}
 			for _, z := range zones {
-				g.Zones = append(g.Zones, wGoldenZone{z.Start, z.Length, z.NullCount, z.NaNCount, z.NegativeNaNCount,
+				g.Zones = append(g.Zones, wGoldenZone{z.Start, z.Rows, uint32(z.NullCount), uint32(z.NaNCount), uint32(z.NegativeNaNCount),
 					wGoldenValue(z.Min), wGoldenValue(z.Max)})
 			}
 			js, err := json.MarshalIndent(g, "", "  ")

@@ -8,7 +8,7 @@ import (
 // Reader-side sentinels of the seed error catalogue (zone-seeds.md §5.2).
 // Every error returned by Decode wraps exactly one of them (or one of the
 // locator / bitmap-hex sentinels defined next to ParseLocator and
-// DecodeNullBitmapHex), so callers can test with errors.Is. The concrete
+// decodeNullBitmapHex), so callers can test with errors.Is. The concrete
 // error is a *SeedError carrying the code, the zone and the field concerned.
 var (
 	// ErrSeedBufferMissing (E03): the locator names a global buffer the data
@@ -126,11 +126,11 @@ func wrapErr(code string, sentinel error, cause error, zone int, field, format s
 	return e
 }
 
-// BufferMissingError returns the E03 error for a locator whose buffer index
+// bufferMissingError returns the E03 error for a locator whose buffer index
 // names no readable global buffer of the data file (§5.1 item 2). The data
 // file reader, which resolves locators, uses it so that E03 has the same
 // typed form as the errors Decode returns. cause may be nil.
-func BufferMissingError(column string, bufferIndex uint32, available int, cause error) error {
+func bufferMissingError(column string, bufferIndex uint32, available int, cause error) error {
 	return wrapErr("E03", ErrSeedBufferMissing, cause, NoZone, shorten(column),
 		"locator names global buffer %d, the data file has %d global buffers (R3)", bufferIndex, available)
 }

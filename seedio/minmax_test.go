@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/lancekeeper/lancekeeper/internal/floatorder"
 )
 
 // The SIMD kernels (when the CPU has them) and the portable loops must agree
@@ -64,14 +66,14 @@ func TestR50_MinMaxKernelsMatchReference(t *testing.T) {
 		var wantNaN, wantNeg uint64
 		wantKMn, wantKMx := ^uint64(0), uint64(0)
 		for _, b := range fb {
-			if IsNaN64(b) {
+			if floatorder.IsNaN64(b) {
 				wantNaN++
 				if b>>63 != 0 {
 					wantNeg++
 				}
 				continue
 			}
-			k := TotalOrderKey64(b)
+			k := floatorder.Key64(b)
 			wantKMn, wantKMx = min(wantKMn, k), max(wantKMx, k)
 		}
 		kmn, kmx, nans, negs := floatScan(fb, 63, uint64(0x7FF0_0000_0000_0000), ^uint64(0), 0)
@@ -148,7 +150,7 @@ func TestR50_EachSIMDKernelMatchesReference(t *testing.T) {
 				if done > 0 {
 					wantK0, wantK1 := ^uint64(0), uint64(0)
 					for _, b := range fb[:done] {
-						k := TotalOrderKey64(b)
+						k := floatorder.Key64(b)
 						wantK0, wantK1 = min(wantK0, k), max(wantK1, k)
 					}
 					gotK0, gotK1 := uint64(mS)^(1<<63), uint64(xS)^(1<<63)
@@ -216,14 +218,14 @@ func TestR25_R50_MaskedKernelsMatchReference(t *testing.T) {
 				if !isValid(i) {
 					continue
 				}
-				if IsNaN64(b) {
+				if floatorder.IsNaN64(b) {
 					wantNaN++
 					if b>>63 != 0 {
 						wantNeg++
 					}
 					continue
 				}
-				k := TotalOrderKey64(b)
+				k := floatorder.Key64(b)
 				wantK0, wantK1 = min(wantK0, k), max(wantK1, k)
 			}
 			var out [16]int64

@@ -22,42 +22,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/lancekeeper/lancekeeper/internal/floatorder"
 )
 
-// ErrNotComparable is returned by [CompareValues], [CompareAt] and [ValueAt]
+// ErrNotComparable is returned by [CompareValues], [compareAt] and [ValueAt]
 // when a value has no v1 bound ordering (types marked N in spec §4.1) or when
 // two values of different Go types are compared.
 var ErrNotComparable = errors.New("seedio: values have no supported ordering")
-
-// TotalOrderKey64 maps the bit pattern of a float64 to an unsigned key whose
-// natural order is IEEE 754 totalOrder (§4.3): negative values have all bits
-// flipped, non-negative values get the sign bit set.
-func TotalOrderKey64(bits uint64) uint64 { return bits ^ (uint64(int64(bits)>>63) | 1<<63) }
-
-// TotalOrderKey32 is [TotalOrderKey64] for float32 bit patterns.
-func TotalOrderKey32(bits uint32) uint32 { return bits ^ (uint32(int32(bits)>>31) | 1<<31) }
-
-// TotalOrderKey16 is [TotalOrderKey64] for float16 bit patterns.
-func TotalOrderKey16(bits uint16) uint16 { return bits ^ (uint16(int16(bits)>>15) | 1<<15) }
-
-// FromTotalOrderKey64 inverts [TotalOrderKey64].
-func FromTotalOrderKey64(key uint64) uint64 { return key ^ (uint64(int64(^key)>>63) | 1<<63) }
-
-// FromTotalOrderKey32 inverts [TotalOrderKey32].
-func FromTotalOrderKey32(key uint32) uint32 { return key ^ (uint32(int32(^key)>>31) | 1<<31) }
-
-// FromTotalOrderKey16 inverts [TotalOrderKey16].
-func FromTotalOrderKey16(key uint16) uint16 { return key ^ (uint16(int16(^key)>>15) | 1<<15) }
-
-// IsNaN64 reports whether a float64 bit pattern is a NaN (either sign, any
-// payload, quiet or signalling).
-func IsNaN64(bits uint64) bool { return bits&0x7FFF_FFFF_FFFF_FFFF > 0x7FF0_0000_0000_0000 }
-
-// IsNaN32 reports whether a float32 bit pattern is a NaN.
-func IsNaN32(bits uint32) bool { return bits&0x7FFF_FFFF > 0x7F80_0000 }
-
-// IsNaN16 reports whether a float16 bit pattern is a NaN.
-func IsNaN16(bits uint16) bool { return bits&0x7FFF > 0x7C00 }
 
 // unwrapExtension returns the storage type of an extension type (repeatedly),
 // or dt itself.
@@ -218,10 +189,10 @@ func ValueAt(arr arrow.Array, i int) (any, error) {
 	return nil, fmt.Errorf("%w: unexpected array %T for %s", ErrNotComparable, arr, arr.DataType())
 }
 
-// CompareAt compares row i of a with row j of b in Arrow Rust order
+// compareAt compares row i of a with row j of b in Arrow Rust order
 // (§4): it returns -1, 0 or +1. Both rows must be non-null (logical nulls
 // give an error) and both arrays must hold the same value type.
-func CompareAt(a arrow.Array, i int, b arrow.Array, j int) (int, error) {
+func compareAt(a arrow.Array, i int, b arrow.Array, j int) (int, error) {
 	va, err := ValueAt(a, i)
 	if err != nil {
 		return 0, err
@@ -236,16 +207,16 @@ func CompareAt(a arrow.Array, i int, b arrow.Array, j int) (int, error) {
 	return CompareValues(va, vb)
 }
 
-// IsNaNValue reports whether v (a value as returned by [ValueAt]) is a float
+// isNaNValue reports whether v (a value as returned by [ValueAt]) is a float
 // NaN of either sign and any payload.
-func IsNaNValue(v any) bool {
+func isNaNValue(v any) bool {
 	switch x := v.(type) {
 	case float16.Num:
-		return IsNaN16(x.Uint16())
+		return floatorder.IsNaN16(x.Uint16())
 	case float32:
-		return IsNaN32(math.Float32bits(x))
+		return floatorder.IsNaN32(math.Float32bits(x))
 	case float64:
-		return IsNaN64(math.Float64bits(x))
+		return floatorder.IsNaN64(math.Float64bits(x))
 	}
 	return false
 }
@@ -303,15 +274,15 @@ func CompareValues(a, b any) (int, error) {
 		}
 	case float16.Num:
 		if y, ok := b.(float16.Num); ok {
-			return cmp.Compare(TotalOrderKey16(x.Uint16()), TotalOrderKey16(y.Uint16())), nil
+			return cmp.Compare(floatorder.Key16(x.Uint16()), floatorder.Key16(y.Uint16())), nil
 		}
 	case float32:
 		if y, ok := b.(float32); ok {
-			return cmp.Compare(TotalOrderKey32(math.Float32bits(x)), TotalOrderKey32(math.Float32bits(y))), nil
+			return cmp.Compare(floatorder.Key32(math.Float32bits(x)), floatorder.Key32(math.Float32bits(y))), nil
 		}
 	case float64:
 		if y, ok := b.(float64); ok {
-			return cmp.Compare(TotalOrderKey64(math.Float64bits(x)), TotalOrderKey64(math.Float64bits(y))), nil
+			return cmp.Compare(floatorder.Key64(math.Float64bits(x)), floatorder.Key64(math.Float64bits(y))), nil
 		}
 	case decimal128.Num:
 		if y, ok := b.(decimal128.Num); ok {

@@ -234,9 +234,9 @@ func v0SpecFromReference(dt arrow.DataType, ref []refZone, rows []refRow) seedSp
 	}
 	h := ""
 	if len(nullRows) > 0 {
-		h, _ = EncodeNullBitmapHex(roaring.BitmapOf(nullRows...))
+		h, _ = encodeNullBitmapHex(roaring.BitmapOf(nullRows...))
 	}
-	s.meta = [][2]string{{MetaNullBitmap, h}}
+	s.meta = [][2]string{{metaNullBitmap, h}}
 	return s
 }
 

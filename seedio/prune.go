@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/lancekeeper/lancekeeper/internal/floatorder"
 )
 
 // Op is a predicate operator Prune understands.
@@ -59,39 +60,6 @@ type Predicate struct {
 	Op     Op
 	Values []any
 }
-
-// Eq returns x = v.
-func Eq(v any) Predicate { return Predicate{Op: OpEq, Values: []any{v}} }
-
-// Lt returns x < v.
-func Lt(v any) Predicate { return Predicate{Op: OpLt, Values: []any{v}} }
-
-// Le returns x <= v.
-func Le(v any) Predicate { return Predicate{Op: OpLe, Values: []any{v}} }
-
-// Gt returns x > v.
-func Gt(v any) Predicate { return Predicate{Op: OpGt, Values: []any{v}} }
-
-// Ge returns x >= v.
-func Ge(v any) Predicate { return Predicate{Op: OpGe, Values: []any{v}} }
-
-// Between returns x BETWEEN lo AND hi.
-func Between(lo, hi any) Predicate { return Predicate{Op: OpBetween, Values: []any{lo, hi}} }
-
-// In returns x IN (vs...).
-func In(vs ...any) Predicate { return Predicate{Op: OpIn, Values: vs} }
-
-// IsNull returns x IS NULL.
-func IsNull() Predicate { return Predicate{Op: OpIsNull} }
-
-// IsNotNull returns x IS NOT NULL.
-func IsNotNull() Predicate { return Predicate{Op: OpIsNotNull} }
-
-// IsNaN returns isnan(x).
-func IsNaN() Predicate { return Predicate{Op: OpIsNaN} }
-
-// NotIsNaN returns NOT isnan(x).
-func NotIsNaN() Predicate { return Predicate{Op: OpNotIsNaN} }
 
 func (p Predicate) String() string { return fmt.Sprintf("x %s %v", p.Op, p.Values) }
 
@@ -265,19 +233,19 @@ func checkLiteral(vt arrow.DataType, v any) (literal, error) {
 	switch x := v.(type) {
 	case float64:
 		b := math.Float64bits(x)
-		lit.nan, lit.negNaN = IsNaN64(b), b>>63 != 0
+		lit.nan, lit.negNaN = floatorder.IsNaN64(b), b>>63 != 0
 		if b&^(1<<63) == 0 {
 			lit.lo, lit.hi = math.Copysign(0, -1), float64(0)
 		}
 	case float32:
 		b := math.Float32bits(x)
-		lit.nan, lit.negNaN = IsNaN32(b), b>>31 != 0
+		lit.nan, lit.negNaN = floatorder.IsNaN32(b), b>>31 != 0
 		if b&^(1<<31) == 0 {
 			lit.lo, lit.hi = math.Float32frombits(1<<31), float32(0)
 		}
 	case float16.Num:
 		b := x.Uint16()
-		lit.nan, lit.negNaN = IsNaN16(b), b>>15 != 0
+		lit.nan, lit.negNaN = floatorder.IsNaN16(b), b>>15 != 0
 		if b&^(1<<15) == 0 {
 			lit.lo, lit.hi = float16.FromBits(1<<15), float16.FromBits(0)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/lancekeeper/lancekeeper/internal/truncate"
 )
 
 func keepOf(t *testing.T, vt arrow.DataType, st Stats, p Predicate) bool {
@@ -154,7 +155,7 @@ func TestPredicateErrors(t *testing.T) {
 func TestT11_AllNullZonePrunedByIsNotNull(t *testing.T) {
 	spec := seedSpec{version: 1, valueType: arrow.PrimitiveTypes.Int32, lens: []uint64{4, 4}, nulls: []uint32{4, 1},
 		mins: []any{nil, int32(1)}, maxs: []any{nil, int32(3)},
-		meta: [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, hexOf(t, 0, 1, 2, 3, 6)}}}
+		meta: [][2]string{{metaVersion, "1"}, {metaNullBitmap, hexOf(t, 0, 1, 2, 3, 6)}}}
 	s := mustDecode(t, spec.bytes(t), decodeOpts(arrow.PrimitiveTypes.Int32, 4, 8))
 	z := s.Zones[0]
 	if z.NullCount != z.Rows || z.NaNCount != 0 || z.Min != nil || z.Max != nil {
@@ -236,7 +237,7 @@ func TestR42_R43_BitmapFormats(t *testing.T) {
 		}
 		lens := uniformLens(c.n, c.n)
 		spec := seedSpec{version: 1, valueType: i64, lens: lens, nulls: []uint32{uint32(len(rows))},
-			meta: [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, c.hex}}}
+			meta: [][2]string{{metaVersion, "1"}, {metaNullBitmap, c.hex}}}
 		if uint64(len(rows)) < c.n {
 			spec.mins, spec.maxs = []any{int64(0)}, []any{int64(0)}
 		}
@@ -253,13 +254,13 @@ func TestR47_NestedBitmapMarksOuterNulls(t *testing.T) {
 	// with the outer null counts (T20).
 	st := arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true})
 	spec := seedSpec{version: 1, valueType: st, lens: []uint64{4, 2}, nulls: []uint32{1, 1},
-		meta: [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, hexOf(t, 2, 5)}}}
+		meta: [][2]string{{metaVersion, "1"}, {metaNullBitmap, hexOf(t, 2, 5)}}}
 	s := mustDecode(t, spec.bytes(t), decodeOpts(st, 4, 6))
 	if s.NullBitmap.GetCardinality() != 2 || s.Zones[0].NullCount != 1 {
 		t.Fatal(s.NullBitmap.String())
 	}
 	// Wrong: bitmap counting child nulls too.
-	spec.meta = [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, hexOf(t, 0, 2, 5)}}
+	spec.meta = [][2]string{{metaVersion, "1"}, {metaNullBitmap, hexOf(t, 0, 2, 5)}}
 	wantCode(t, spec.bytes(t), decodeOpts(st, 4, 6), ErrSeedBitmapMismatch)
 }
 
@@ -295,8 +296,8 @@ func TestR38_T60_PrefixPruningWithTruncatedBounds(t *testing.T) {
 		for _, v := range vals {
 			lo, hi = min(lo, v), max(hi, v)
 		}
-		mn := TruncateMinString(lo, DefaultMaxBoundBytes)
-		mx, ok := TruncateMaxString(hi, DefaultMaxBoundBytes, HardCapBoundBytes)
+		mn := truncate.MinString(lo, DefaultMaxBoundBytes)
+		mx, ok := truncate.MaxString(hi, DefaultMaxBoundBytes, HardCapBoundBytes)
 		var maxB any = mx
 		if !ok {
 			maxB = nil

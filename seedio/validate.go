@@ -8,7 +8,6 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
@@ -51,12 +50,12 @@ func validateZones(c *seedColumns, k int, seed *Seed, opts DecodeOptions) ([]Zon
 		l := c.zoneLength.Value(i)
 		switch {
 		case l == 0:
-			return nil, newErr("E10", ErrSeedZoneLength, i, FieldZoneLength, "zone_length is 0 (R20)")
+			return nil, newErr("E10", ErrSeedZoneLength, i, fieldZoneLength, "zone_length is 0 (R20)")
 		case i < k-1 && l != rpz:
-			return nil, newErr("E10", ErrSeedZoneLength, i, FieldZoneLength,
+			return nil, newErr("E10", ErrSeedZoneLength, i, fieldZoneLength,
 				"non-final zone has zone_length %d, want rows_per_zone %d (R19, R20)", l, rpz)
 		case i == k-1 && l > rpz:
-			return nil, newErr("E10", ErrSeedZoneLength, i, FieldZoneLength,
+			return nil, newErr("E10", ErrSeedZoneLength, i, fieldZoneLength,
 				"final zone has zone_length %d > rows_per_zone %d (R20)", l, rpz)
 		}
 	}
@@ -81,18 +80,18 @@ func validateZones(c *seedColumns, k int, seed *Seed, opts DecodeOptions) ([]Zon
 		}
 		end, carry := bits.Add64(start, l, 0)
 		if carry != 0 || end > n {
-			return nil, newErr("E11", ErrSeedCoverage, i, FieldZoneLength,
+			return nil, newErr("E11", ErrSeedCoverage, i, fieldZoneLength,
 				"zone [%d, %d+%d) ends beyond the %d rows of the data file", start, start, l, n)
 		}
 		var c2 uint64
 		sum, c2 = bits.Add64(sum, l, 0)
 		if c2 != 0 {
-			return nil, newErr("E11", ErrSeedCoverage, i, FieldZoneLength, "sum of zone_length overflows uint64")
+			return nil, newErr("E11", ErrSeedCoverage, i, fieldZoneLength, "sum of zone_length overflows uint64")
 		}
 		zones[i] = Zone{Index: i, Start: start, Stats: Stats{Rows: l}}
 	}
 	if sum != n {
-		return nil, newErr("E11", ErrSeedCoverage, NoZone, FieldZoneLength,
+		return nil, newErr("E11", ErrSeedCoverage, NoZone, fieldZoneLength,
 			"zone lengths sum to %d, the data file has %d rows (R20)", sum, n)
 	}
 
@@ -115,11 +114,11 @@ func validateZones(c *seedColumns, k int, seed *Seed, opts DecodeOptions) ([]Zon
 				"null_count %d + nan_count %d > zone_length %d (R28)", nulls, nans, z.Rows)
 		}
 		if v1 && neg > nans {
-			return nil, newErr("E13", ErrSeedNegativeNaN, i, FieldNegativeNaNCount,
+			return nil, newErr("E13", ErrSeedNegativeNaN, i, fieldNegativeNaNCount,
 				"negative_nan_count %d > nan_count %d (R28)", neg, nans)
 		}
 		if !floatCounts && (nans != 0 || neg != 0) {
-			return nil, newErr("E14", ErrSeedNaNOnNonFloat, i, FieldNaNCount,
+			return nil, newErr("E14", ErrSeedNaNOnNonFloat, i, fieldNaNCount,
 				"nan_count %d, negative_nan_count %d on non-float type %s (R27)", nans, neg, vt)
 		}
 		z.NullCount, z.NaNCount, z.NegativeNaNCount = uint64(nulls), uint64(nans), uint64(neg)
@@ -139,11 +138,11 @@ func validateZones(c *seedColumns, k int, seed *Seed, opts DecodeOptions) ([]Zon
 			return nil, err
 		}
 		// E15 (v1) / unknown side (v0, §3.5): any NaN, either sign, any payload.
-		minNaN, maxNaN := minSet && IsNaNValue(minV), maxSet && IsNaNValue(maxV)
+		minNaN, maxNaN := minSet && isNaNValue(minV), maxSet && isNaNValue(maxV)
 		if v1 && (minNaN || maxNaN) {
-			side, v := FieldMin, minV
+			side, v := fieldMin, minV
 			if !minNaN {
-				side, v = FieldMax, maxV
+				side, v = fieldMax, maxV
 			}
 			return nil, newErr("E15", ErrSeedBoundNaN, i, side, "bound is NaN %s (R31)", describeFloat(v))
 		}
@@ -159,18 +158,18 @@ func validateZones(c *seedColumns, k int, seed *Seed, opts DecodeOptions) ([]Zon
 		}
 		// E17: a bound on a type without supported bounds.
 		if !supported && (minSet || maxSet) {
-			side := FieldMin
+			side := fieldMin
 			if !minSet {
-				side = FieldMax
+				side = fieldMax
 			}
 			return nil, newErr("E17", ErrSeedBoundUnsupported, i, side, "non-null bound on type %s, which has no bounds (R35)", vt)
 		}
 		// E18: a bound while no ordinary value exists (v1); v0 ignores it.
 		if (minSet || maxSet) && z.Ordinary() == 0 {
 			if v1 {
-				side := FieldMin
+				side := fieldMin
 				if !minSet {
-					side = FieldMax
+					side = fieldMax
 				}
 				return nil, newErr("E18", ErrSeedBoundWithoutValues, i, side,
 					"non-null bound while zone_length %d = null_count %d + nan_count %d (R33)", z.Rows, z.NullCount, z.NaNCount)
@@ -181,7 +180,7 @@ func validateZones(c *seedColumns, k int, seed *Seed, opts DecodeOptions) ([]Zon
 			name string
 			v    any
 			set  bool
-		}{{FieldMin, minV, minSet}, {FieldMax, maxV, maxSet}} {
+		}{{fieldMin, minV, minSet}, {fieldMax, maxV, maxSet}} {
 			if !side.set {
 				continue
 			}
@@ -216,30 +215,6 @@ func boundAt(arr arrow.Array, i int, supported bool) (any, bool, error) {
 		return nil, false, newErr("E19", ErrSeedBoundEncoding, i, "", "bound unreadable: %v", err)
 	}
 	return v, v != nil, nil
-}
-
-// isLogicalNull reports whether row i of arr is null in the logical sense of
-// R24: validity nulls, every row of the Null type, dictionary keys that are
-// null or point at a null entry, null run values, null union children.
-func isLogicalNull(arr arrow.Array, i int) bool {
-	switch a := arr.(type) {
-	case *array.Null:
-		return true
-	case *array.Dictionary:
-		if a.IsNull(i) {
-			return true
-		}
-		return isLogicalNull(a.Dictionary(), a.GetValueIndex(i))
-	case *array.RunEndEncoded:
-		return isLogicalNull(a.Values(), a.GetPhysicalIndex(i))
-	case *array.SparseUnion:
-		return isLogicalNull(a.Field(a.ChildID(i)), i)
-	case *array.DenseUnion:
-		return isLogicalNull(a.Field(a.ChildID(i)), int(a.ValueOffset(i)))
-	case array.ExtensionArray:
-		return isLogicalNull(a.Storage(), i)
-	}
-	return arr.IsNull(i)
 }
 
 // boundEncodingProblem returns why v is not a valid value of dt (E19), or "".
@@ -282,17 +257,17 @@ func precisionOf(dt arrow.DataType) int32 {
 // validateBitmap implements spec §5.1 item 10: hex (E20) and Roaring (E21)
 // decoding, offsets below N (E22), per-zone cardinality = null_count (E23).
 func validateBitmap(hexStr string, zones []Zone, n uint64) (*roaring.Bitmap, error) {
-	bm, err := DecodeNullBitmapHex(hexStr)
+	bm, err := decodeNullBitmapHex(hexStr)
 	if err != nil {
 		return nil, err
 	}
 	if !bm.IsEmpty() && uint64(bm.Maximum()) >= n {
-		return nil, newErr("E22", ErrSeedBitmapRange, NoZone, MetaNullBitmap,
+		return nil, newErr("E22", ErrSeedBitmapRange, NoZone, metaNullBitmap,
 			"null offset %d is not below the %d rows of the data file (R45)", bm.Maximum(), n)
 	}
 	for _, z := range zones {
 		if got := bm.CardinalityInRange(z.Start, z.End()); got != z.NullCount {
-			return nil, newErr("E23", ErrSeedBitmapMismatch, z.Index, MetaNullBitmap,
+			return nil, newErr("E23", ErrSeedBitmapMismatch, z.Index, metaNullBitmap,
 				"bitmap has %d nulls in rows [%d, %d), null_count is %d (R45)", got, z.Start, z.End(), z.NullCount)
 		}
 	}

@@ -132,7 +132,7 @@ func TestT39_LargestZoneNoFalseE12(t *testing.T) {
 	// rpz = N = zone_length = 2^32, null_count = nan_count = 2^31: valid.
 	f64 := arrow.PrimitiveTypes.Float64
 	spec := seedSpec{version: 1, valueType: f64, lens: []uint64{1 << 32}, nulls: []uint32{1 << 31}, nans: []uint32{1 << 31}, negs: []uint32{5},
-		meta: [][2]string{{MetaVersion, "1"}}}
+		meta: [][2]string{{metaVersion, "1"}}}
 	s := mustDecode(t, spec.bytes(t), decodeOpts(f64, 1<<32, 1<<32))
 	z := s.Zones[0]
 	if z.Ordinary() != 0 || z.NullCount != 1<<31 || z.NaNCount != 1<<31 {
@@ -241,7 +241,7 @@ func TestR35_T20_T48_T50_BoundOnUnsupportedType(t *testing.T) {
 			wantCode(t, spec.bytes(t), decodeOpts(c.vt, 4, 4), ErrSeedBoundUnsupported)
 			// Null bounds with exact outer counts are the valid shape (T20/T48).
 			ok := seedSpec{version: 1, valueType: c.vt, lens: []uint64{4}, nulls: []uint32{2},
-				meta: [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, hexOf(t, 1, 3)}}}
+				meta: [][2]string{{metaVersion, "1"}, {metaNullBitmap, hexOf(t, 1, 3)}}}
 			s := mustDecode(t, ok.bytes(t), decodeOpts(c.vt, 4, 4))
 			if s.Zones[0].Min != nil || s.Zones[0].NullCount != 2 {
 				t.Fatalf("%+v", s.Zones[0])
@@ -264,7 +264,7 @@ func TestR33_T50_BoundWithoutOrdinaryValues(t *testing.T) {
 	}{{"all null", 4, 0}, {"all NaN", 0, 4}, {"nulls and NaNs", 2, 2}} {
 		t.Run(c.name, func(t *testing.T) {
 			spec := seedSpec{version: 1, valueType: f64, lens: []uint64{4}, mins: []any{1.0}, nulls: []uint32{c.nulls}, nans: []uint32{c.nans},
-				meta: [][2]string{{MetaVersion, "1"}}}
+				meta: [][2]string{{metaVersion, "1"}}}
 			wantCode(t, spec.bytes(t), decodeOpts(f64, 4, 4), ErrSeedBoundWithoutValues)
 			// v0: the bound is ignored (§5.2 "(ignore bound)").
 			spec.version = 0
@@ -320,7 +320,7 @@ func TestR32_NullBoundsUnknown(t *testing.T) {
 	// unknown, never "empty".
 	dt := &arrow.Decimal128Type{Precision: 12, Scale: 3}
 	spec := seedSpec{version: 0, valueType: dt, lens: []uint64{4}, nulls: []uint32{1},
-		meta: [][2]string{{MetaNullBitmap, hexOf(t, 2)}}}
+		meta: [][2]string{{metaNullBitmap, hexOf(t, 2)}}}
 	s := mustDecode(t, spec.bytes(t), decodeOpts(dt, 4, 4))
 	for _, p := range []Predicate{Eq(decimal128.FromI64(7)), Lt(decimal128.FromI64(-1 << 40)), Gt(decimal128.FromI64(1 << 40)), NotIsNaN(), IsNotNull(), IsNull()} {
 		if k, err := s.Prune(p); err != nil || !k[0] {
@@ -338,7 +338,7 @@ func TestR41_R45_T14_T15_Bitmap(t *testing.T) {
 	base := func(hex string) seedSpec {
 		return seedSpec{version: 1, valueType: i64, lens: []uint64{4, 4, 2}, nulls: []uint32{2, 1, 1},
 			mins: []any{int64(1), int64(1), nil}, maxs: []any{int64(2), int64(2), nil},
-			meta: [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, hex}}}
+			meta: [][2]string{{metaVersion, "1"}, {metaNullBitmap, hex}}}
 	}
 	o := decodeOpts(i64, 4, 10)
 	good := hexOf(t, 0, 3, 4, 9)
@@ -375,9 +375,9 @@ func TestR41_R45_T14_T15_Bitmap(t *testing.T) {
 }
 
 func TestR44_T13_EmptyBitmapForms(t *testing.T) {
-	for _, h := range []string{"", EmptyNullBitmapHex, strings.ToUpper(EmptyNullBitmapHex)} {
+	for _, h := range []string{"", emptyNullBitmapHex, strings.ToUpper(emptyNullBitmapHex)} {
 		spec := int64Spec(1, 4, 4, [2]any{int64(1), int64(2)})
-		spec.meta = [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, h}}
+		spec.meta = [][2]string{{metaVersion, "1"}, {metaNullBitmap, h}}
 		s := mustDecode(t, spec.bytes(t), decodeOpts(i64, 4, 4))
 		if s.NullBitmap == nil || !s.NullBitmap.IsEmpty() {
 			t.Fatalf("%q: want a present, empty bitmap", h)
@@ -386,14 +386,14 @@ func TestR44_T13_EmptyBitmapForms(t *testing.T) {
 	// An empty bitmap while a zone has nulls is E23.
 	spec := int64Spec(1, 4, 4, [2]any{int64(1), int64(2)})
 	spec.nulls = []uint32{1}
-	spec.meta = [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, ""}}
+	spec.meta = [][2]string{{metaVersion, "1"}, {metaNullBitmap, ""}}
 	wantCode(t, spec.bytes(t), decodeOpts(i64, 4, 4), ErrSeedBitmapMismatch)
 }
 
 func TestR46_T16_AbsentBitmapMeansUnknown(t *testing.T) {
 	spec := int64Spec(1, 4, 4, [2]any{int64(1), int64(2)})
 	spec.nulls = []uint32{1}
-	spec.meta = [][2]string{{MetaVersion, "1"}}
+	spec.meta = [][2]string{{metaVersion, "1"}}
 	s := mustDecode(t, spec.bytes(t), decodeOpts(i64, 4, 4))
 	if s.NullBitmap != nil {
 		t.Fatal("absent key must give a nil bitmap (positions unknown), not an empty one")
@@ -411,7 +411,7 @@ func TestT12_WholeFileNullBitmap(t *testing.T) {
 		t.Fatalf("run-optimised cookie expected: %s", h)
 	}
 	spec := seedSpec{version: 1, valueType: i64, lens: []uint64{4, 4, 1}, nulls: []uint32{4, 4, 1},
-		meta: [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, h}}}
+		meta: [][2]string{{metaVersion, "1"}, {metaNullBitmap, h}}}
 	s := mustDecode(t, spec.bytes(t), decodeOpts(i64, 4, 9))
 	if s.NullBitmap.GetCardinality() != 9 {
 		t.Fatal(s.NullBitmap.String())
@@ -432,7 +432,7 @@ func TestT22_T23_T24_T31_NaNZones(t *testing.T) {
 		negs:  []uint32{0, 4, 1, 1},
 		nulls: []uint32{0, 0, 0, 2},
 		mins:  []any{nil, nil, 2.0, nil}, maxs: []any{nil, nil, 2.0, nil},
-		meta: [][2]string{{MetaVersion, "1"}, {MetaNullBitmap, hexOf(t, 12, 13)}}}
+		meta: [][2]string{{metaVersion, "1"}, {metaNullBitmap, hexOf(t, 12, 13)}}}
 	s := mustDecode(t, spec.bytes(t), decodeOpts(f64, 4, 16))
 	if s.Zones[0].Ordinary() != 0 || s.Zones[3].Ordinary() != 0 || s.Zones[2].Ordinary() != 1 {
 		t.Fatal("ordinary counts")

@@ -74,7 +74,7 @@ func benchTable(b *testing.B, dir string, rows int) *store.Store {
 		b.Fatal(err)
 	}
 	if _, err := commit.WriteArrow(ctx, st, rdr, commit.WriteOptions{Mode: commit.ModeCreate, SeedColumns: []string{"f"},
-		EnableZoneWriteSeeds: true, RowsPerZone: DefaultRowsPerZone}); err != nil {
+		Commit: commit.Options{EnableZoneWriteSeeds: true}, RowsPerZone: DefaultRowsPerZone}); err != nil {
 		b.Fatal(err)
 	}
 	for _, r := range recs {

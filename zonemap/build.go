@@ -288,7 +288,7 @@ func (b *builder) fragment(ctx context.Context, f *pb.DataFragment, total *dataf
 		return nil, rep, 0, err
 	}
 	var fst datafile.IOStats
-	file, err := datafile.OpenWithOptions(ctx, st.Bucket(), st.BucketKey(loc.Path), datafile.OpenOptions{Size: int64(df.GetFileSizeBytes()), Stats: &fst})
+	file, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(loc.Path), datafile.OpenOptions{Size: int64(df.GetFileSizeBytes()), Stats: &fst})
 	defer func() {
 		total.Bytes.Add(fst.Bytes.Load())
 		total.Requests.Add(fst.Requests.Load())
@@ -395,7 +395,7 @@ func (b *builder) read(ctx context.Context, file *datafile.File, fi int, frag ui
 	if enc == nil {
 		return nil, fmt.Errorf("the data file has no rows")
 	}
-	return fromCollected(b.col.Type, frag, enc)
+	return fromSeed(b.col.Type, frag, &enc.Seed)
 }
 
 // NewUUID returns a fresh random index segment uuid.

@@ -45,7 +45,7 @@ func TestSeedsEqualData_Property(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		rpz := []uint64{1, 3, 16, 100}[rng.IntN(4)]
-		wo := commit.WriteOptions{SeedAllColumns: true, EnableZoneWriteSeeds: true, RowsPerZone: rpz, MaxRowsPerFile: 50 + rng.IntN(200), PageSize: 256}
+		wo := commit.WriteOptions{SeedAllColumns: true, Commit: commit.Options{EnableZoneWriteSeeds: true}, RowsPerZone: rpz, MaxRowsPerFile: 50 + rng.IntN(200), PageSize: 256}
 		st, _ := newDataset(t, wo, randomBatch(rng, 0, 1+rng.IntN(500)))
 		appendRows(t, st, wo, randomBatch(rng, 1000, 1+rng.IntN(300)))
 		for _, f := range testSchema().Fields() {
@@ -141,7 +141,7 @@ func TestV0SeedsUsedAsTheyAre(t *testing.T) {
 				continue
 			}
 			// NaN zone: v0 knows no sign, so min is -Inf and max +NaN.
-			if a.NullCount != b.NullCount || a.NaNCount != b.NaNCount || !seedio.IsNaNValue(a.Max) || !isInf(a.Min) {
+			if a.NullCount != b.NullCount || a.NaNCount != b.NaNCount || !isNaN(a.Max) || !isInf(a.Min) {
 				t.Fatalf("%s NaN zone %d: from v0 seed %+v, from data %+v", c, i, a, b)
 			}
 		}
@@ -156,7 +156,7 @@ func TestSeedRules_R61_R63_E24(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	recs := randomBatch(rng, 0, 120)
 	t.Run("R61 v1 seed on an unflagged table is not used", func(t *testing.T) {
-		st, _ := newDataset(t, commit.WriteOptions{SeedAllColumns: true, EnableZoneWriteSeeds: true, RowsPerZone: 10}, recs)
+		st, _ := newDataset(t, commit.WriteOptions{SeedAllColumns: true, Commit: commit.Options{EnableZoneWriteSeeds: true}, RowsPerZone: 10}, recs)
 		clearZoneSeedFlag(t, st)
 		_, reps, bs := build(t, st, "f64", 10, false)
 		if bs.FromData != 1 || !errors.Is(reps[0].SeedError, seedio.ErrSeedV1WithoutFlag) {
@@ -164,14 +164,14 @@ func TestSeedRules_R61_R63_E24(t *testing.T) {
 		}
 	})
 	t.Run("E24 other zone size", func(t *testing.T) {
-		st, _ := newDataset(t, commit.WriteOptions{SeedAllColumns: true, EnableZoneWriteSeeds: true, RowsPerZone: 10}, recs)
+		st, _ := newDataset(t, commit.WriteOptions{SeedAllColumns: true, Commit: commit.Options{EnableZoneWriteSeeds: true}, RowsPerZone: 10}, recs)
 		_, reps, bs := build(t, st, "f64", 16, false)
 		if bs.FromData != 1 || !errors.Is(reps[0].SeedError, seedio.ErrSeedRowsPerZoneMismatch) {
 			t.Fatalf("%+v %v; want a data read with E24", bs, reps[0].SeedError)
 		}
 	})
 	t.Run("R63 invalid seed never copied", func(t *testing.T) {
-		st, dir := newDataset(t, commit.WriteOptions{SeedAllColumns: true, EnableZoneWriteSeeds: true, RowsPerZone: 10}, recs)
+		st, dir := newDataset(t, commit.WriteOptions{SeedAllColumns: true, Commit: commit.Options{EnableZoneWriteSeeds: true}, RowsPerZone: 10}, recs)
 		good, _, _ := build(t, st, "i8", 10, true)
 		corruptSeed(t, ctx, st, dir, "i8")
 		seg, reps, bs := build(t, st, "i8", 10, false)
@@ -251,7 +251,7 @@ func TestUpdateExtendsFromSeeds(t *testing.T) {
 		rng := rand.New(rand.NewPCG(5, 5))
 		wo := commit.WriteOptions{MaxRowsPerFile: 64}
 		if flagged {
-			wo.SeedColumns, wo.EnableZoneWriteSeeds = []string{"id"}, true
+			wo.SeedColumns, wo.Commit.EnableZoneWriteSeeds = []string{"id"}, true
 		}
 		st, _ := newDataset(t, wo, randomBatch(rng, 0, 150))
 		if _, err := Create(ctx, st, CreateOptions{Column: "f32", RowsPerZone: 16}); err != nil {
@@ -298,7 +298,7 @@ func TestUpdateExtendsFromSeeds(t *testing.T) {
 func TestDropKeepsStickyFlag_R57(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(6, 6))
-	st, _ := newDataset(t, commit.WriteOptions{SeedAllColumns: true, EnableZoneWriteSeeds: true, RowsPerZone: 32}, randomBatch(rng, 0, 100))
+	st, _ := newDataset(t, commit.WriteOptions{SeedAllColumns: true, Commit: commit.Options{EnableZoneWriteSeeds: true}, RowsPerZone: 32}, randomBatch(rng, 0, 100))
 	r, err := Create(ctx, st, CreateOptions{Column: "i8", RowsPerZone: 32})
 	if err != nil {
 		t.Fatal(err)

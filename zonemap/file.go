@@ -174,7 +174,7 @@ type ReadOptions struct {
 // wrapping ErrInvalidIndex (or the datafile error), and the segment must
 // then be ignored.
 func ReadSegment(ctx context.Context, bucket *blob.Bucket, key string, opts ReadOptions) (*Segment, error) {
-	f, err := datafile.OpenWithOptions(ctx, bucket, key, datafile.OpenOptions{Stats: opts.Stats})
+	f, err := datafile.Open(ctx, bucket, key, datafile.OpenOptions{Stats: opts.Stats})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidIndex, key, err)
 	}
@@ -397,20 +397,20 @@ func (s *Segment) Check() error {
 			return bad("zone %d: nan_count %d on a %s column", i, z.NaNCount, s.ValueType)
 		}
 		ordinary := z.Length > uint64(z.NullCount)+uint64(z.NaNCount)
-		if seedio.IsNaNValue(z.Min) {
+		if isNaN(z.Min) {
 			return bad("zone %d: min is NaN", i)
 		}
-		if seedio.IsNaNValue(z.Max) && z.NaNCount == 0 {
+		if isNaN(z.Max) && z.NaNCount == 0 {
 			return bad("zone %d: max is NaN but nan_count is 0", i)
 		}
 		if !ordinary && (z.Min != nil || z.Max != nil) {
 			// Only the NaN markers of zoneFrom: ±Inf min, +NaN or -Inf max.
 			if !float || z.NaNCount == 0 || z.Min == nil || z.Max == nil || !isInf(z.Min) ||
-				!(seedio.IsNaNValue(z.Max) || isInf(z.Max)) {
+				!(isNaN(z.Max) || isInf(z.Max)) {
 				return bad("zone %d: bounds on a zone without ordinary values", i)
 			}
 		}
-		if z.Min != nil && z.Max != nil && !seedio.IsNaNValue(z.Max) {
+		if z.Min != nil && z.Max != nil && !isNaN(z.Max) {
 			c, err := seedio.CompareValues(z.Min, z.Max)
 			if err != nil {
 				return bad("zone %d: %v", i, err)

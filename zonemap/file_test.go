@@ -270,12 +270,12 @@ func TestPrune(t *testing.T) {
 		p    seedio.Predicate
 		keep []bool
 	}{
-		{seedio.Gt(100.0), []bool{true, false, true, true}},  // NaN signs unknown in an index: keep
-		{seedio.Lt(-100.0), []bool{true, false, true, true}}, // NaN signs unknown in an index
-		{seedio.Eq(7.0), []bool{true, true, false, false}},   // zones 2, 3 have no ordinary values
-		{seedio.IsNull(), []bool{true, true, false, false}},
-		{seedio.IsNaN(), []bool{true, false, true, true}},
-		{seedio.Between(3.0, 4.0), []bool{true, true, false, false}},
+		{pred(seedio.OpGt, 100.0), []bool{true, false, true, true}},  // NaN signs unknown in an index: keep
+		{pred(seedio.OpLt, -100.0), []bool{true, false, true, true}}, // NaN signs unknown in an index
+		{pred(seedio.OpEq, 7.0), []bool{true, true, false, false}},   // zones 2, 3 have no ordinary values
+		{pred(seedio.OpIsNull), []bool{true, true, false, false}},
+		{pred(seedio.OpIsNaN), []bool{true, false, true, true}},
+		{pred(seedio.OpBetween, 3.0, 4.0), []bool{true, true, false, false}},
 	}
 	for _, c := range cases {
 		got, err := seg.Prune(c.p)
@@ -288,12 +288,14 @@ func TestPrune(t *testing.T) {
 			}
 		}
 	}
-	cand, err := seg.Candidates(seedio.IsNull())
+	cand, err := seg.Candidates(pred(seedio.OpIsNull))
 	if err != nil || len(cand[0]) != 2 || cand[0][0] != (datafile.RowRange{Start: 1, End: 2}) || len(cand[3]) != 0 {
 		t.Fatalf("IS NULL candidates %v %v", cand, err)
 	}
-	cand, err = seg.Candidates(seedio.Eq(7.0))
+	cand, err = seg.Candidates(pred(seedio.OpEq, 7.0))
 	if err != nil || len(cand[0]) != 1 || cand[0][0] != (datafile.RowRange{Start: 0, End: 6}) || len(cand[3]) != 0 {
 		t.Fatalf("= 7 candidates %v %v", cand, err)
 	}
 }
+
+func pred(op seedio.Op, vals ...any) seedio.Predicate { return seedio.Predicate{Op: op, Values: vals} }

@@ -212,7 +212,7 @@ func corruptSeed(t testing.TB, ctx context.Context, st *store.Store, dir, column
 	for _, fr := range latest(t, st).Manifest.GetFragments() {
 		for _, df := range fr.GetFiles() {
 			key := manifest.DataDir + "/" + df.GetPath()
-			f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(key))
+			f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(key), datafile.OpenOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -331,7 +331,7 @@ func fragmentBitmap(idx *pb.IndexMetadata) (*roaring.Bitmap, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("%w: segment %q has no fragment bitmap", ErrInvalidIndex, idx.GetName())
 	}
-	bm, err := decodeRoaring(raw)
+	bm, err := decodeRoaring("fragment bitmap", raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: segment %q: fragment bitmap: %v", ErrInvalidIndex, idx.GetName(), err)
 	}

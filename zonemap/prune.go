@@ -24,10 +24,10 @@ func (z Zone) Stats() seedio.Stats {
 	if st.Ordinary() == 0 {
 		return st
 	}
-	if z.Min != nil && !seedio.IsNaNValue(z.Min) {
+	if z.Min != nil && !isNaN(z.Min) {
 		st.Min = z.Min
 	}
-	if z.Max != nil && !seedio.IsNaNValue(z.Max) {
+	if z.Max != nil && !isNaN(z.Max) {
 		st.Max = z.Max
 	}
 	return st

@@ -3,13 +3,12 @@ package zonemap
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
-	"github.com/lancekeeper/lancekeeper/seedio"
+	"github.com/lancekeeper/lancekeeper/manifest"
 )
 
 // Lance's row-address tree map (the null_bitmap buffer), as Lance 12 reads
@@ -98,7 +97,7 @@ func DecodeRowAddrMap(b []byte) (*RowAddrMap, error) {
 			return nil, bad(off, "entry %d (fragment %d) declares %d bytes, %d remain", i, frag, size, len(b)-off)
 		}
 		raw := b[off : off+int(size)]
-		bm, err := decodeRoaring(raw)
+		bm, err := decodeRoaring("null bitmap", raw)
 		if err != nil {
 			return nil, bad(off, "fragment %d: %v", frag, err)
 		}
@@ -112,8 +111,9 @@ func DecodeRowAddrMap(b []byte) (*RowAddrMap, error) {
 }
 
 // decodeRoaring reads exactly one portable Roaring bitmap from raw with
-// seedio's strict decoder, which checks the whole layout in linear time
-// before allocating, refuses trailing bytes, and never panics.
-func decodeRoaring(raw []byte) (*roaring.Bitmap, error) {
-	return seedio.DecodeNullBitmapHex(hex.EncodeToString(raw))
+// the strict decoder of manifest (the one for .bin deletion files and
+// fragment bitmaps): the whole layout is checked in linear time before
+// anything is allocated, trailing bytes are refused, and it never panics.
+func decodeRoaring(what string, raw []byte) (*roaring.Bitmap, error) {
+	return manifest.DecodeRoaring32(what, raw)
 }

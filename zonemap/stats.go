@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/float16"
 
+	"github.com/lancekeeper/lancekeeper/internal/floatorder"
 	"github.com/lancekeeper/lancekeeper/seedio"
 )
 
@@ -126,23 +127,18 @@ func fromSeed(vt arrow.DataType, frag uint64, s *seedio.Seed) (*fragmentZones, e
 	return out, nil
 }
 
-// fromCollected converts what a seedio.Collector computed over the
-// column's values into zones.
-func fromCollected(vt arrow.DataType, frag uint64, enc *seedio.EncodedSeed) (*fragmentZones, error) {
-	out := &fragmentZones{zones: make([]Zone, 0, len(enc.Zones)), nulls: enc.NullRows.Clone()}
-	for _, zs := range enc.Zones {
-		st := seedio.Stats{
-			Rows: zs.Length, NullCount: uint64(zs.NullCount), NaNCount: uint64(zs.NaNCount),
-			NegativeNaNCount: uint64(zs.NegativeNaNCount), Min: zs.Min, Max: zs.Max,
-			NullCountExact: true, NaNCountExact: true, NaNSignKnown: true,
-		}
-		z, err := zoneFrom(vt, frag, zs.Start, st)
-		if err != nil {
-			return nil, err
-		}
-		out.zones = append(out.zones, z)
+// isNaN reports whether v (a value as seedio.ValueAt returns it) is a
+// float NaN of either sign and any payload.
+func isNaN(v any) bool {
+	switch x := v.(type) {
+	case float16.Num:
+		return floatorder.IsNaN16(x.Uint16())
+	case float32:
+		return floatorder.IsNaN32(math.Float32bits(x))
+	case float64:
+		return floatorder.IsNaN64(math.Float64bits(x))
 	}
-	return out, nil
+	return false
 }
 
 // allNull gives the zones of a fragment that does not store the column

@@ -204,7 +204,7 @@ func (o *fileOpener) open(ctx context.Context, df *pb.DataFile) (*datafile.File,
 	if err != nil {
 		return nil, err
 	}
-	return datafile.OpenWithOptions(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{Size: int64(df.GetFileSizeBytes())})
+	return datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{Size: int64(df.GetFileSizeBytes())})
 }
 
 func (o *fileOpener) close() { o.bases.Close() }

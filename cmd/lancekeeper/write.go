@@ -92,7 +92,7 @@ func runWrite(e *env, args []string) int {
 	}
 	defer st.Close()
 
-	opts := commit.WriteOptions{RowsPerZone: *rpz, EnableZoneWriteSeeds: *enable, MaxRowsPerFile: *maxRows}
+	opts := commit.WriteOptions{RowsPerZone: *rpz, MaxRowsPerFile: *maxRows, Commit: commit.Options{EnableZoneWriteSeeds: *enable}}
 	switch strings.TrimSpace(*seeds) {
 	case "":
 	case "all", "*":

@@ -123,7 +123,7 @@ func TestWriteArrow_ThroughCoordinator(t *testing.T) {
 	if !errors.Is(err, commit.ErrSeedsNotEnabled) || dataFiles(t, st) != before {
 		t.Fatalf("seeds without opt-in: %v (%d files, had %d)", err, dataFiles(t, st), before)
 	}
-	r, err = c.WriteArrow(ctx, st, "team/events", records(schemaXS, 5, 0), commit.WriteOptions{Mode: commit.ModeAppend, SeedAllColumns: true, EnableZoneWriteSeeds: true})
+	r, err = c.WriteArrow(ctx, st, "team/events", records(schemaXS, 5, 0), commit.WriteOptions{Mode: commit.ModeAppend, SeedAllColumns: true, Commit: commit.Options{EnableZoneWriteSeeds: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func (c *Client) WriteArrow(ctx context.Context, st commit.Store, dataset string
 // Append (batchable, with the data_files_absent requirement) or an
 // Overwrite.
 func (c *Client) commitWritten(ctx context.Context, dataset string, w *commit.WrittenFiles, opts commit.WriteOptions) (*coordapi.CommitResponse, error) {
-	req := coordapi.CommitRequest{Dataset: dataset, ReadVersion: w.ReadVersion, EnableZoneWriteSeeds: opts.EnableZoneWriteSeeds}
+	req := coordapi.CommitRequest{Dataset: dataset, ReadVersion: w.ReadVersion, EnableZoneWriteSeeds: opts.Commit.EnableZoneWriteSeeds}
 	rawFrags, err := EncodeMessages(w.Fragments)
 	if err != nil {
 		return nil, err

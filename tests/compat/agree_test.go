@@ -113,7 +113,7 @@ func scanRows(ctx context.Context, root *store.Store, m *pb.Manifest) (*ourRows,
 			if err != nil {
 				return nil, err
 			}
-			f, err := datafile.OpenWithOptions(ctx, st.Bucket(), st.BucketKey(loc.Path), datafile.OpenOptions{Size: int64(df.GetFileSizeBytes())})
+			f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(loc.Path), datafile.OpenOptions{Size: int64(df.GetFileSizeBytes())})
 			if errors.Is(err, datafile.ErrLegacyFormat) {
 				return nil, fmt.Errorf("%w: fragment %d: %v", errNotDecodable, frag.GetId(), err)
 			}
@@ -133,7 +133,7 @@ func scanRows(ctx context.Context, root *store.Store, m *pb.Manifest) (*ourRows,
 			if pr := frag.GetPhysicalRows(); pr != 0 && pr != physical {
 				return nil, fmt.Errorf("fragment %d: physical_rows %d but its data file has %d rows", frag.GetId(), pr, physical)
 			}
-			rec, err := f.ReadColumns(ctx)
+			rec, err := f.ReadColumns(ctx, datafile.ReadOptions{})
 			if errors.Is(err, datafile.ErrUnsupported) {
 				return nil, fmt.Errorf("%w: %v", errNotDecodable, err)
 			}

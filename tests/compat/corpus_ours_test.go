@@ -231,7 +231,7 @@ func corpusDataFiles(ctx context.Context, t *testing.T, dir string, want []corpu
 	}
 	defer b.Close()
 	for _, e := range want {
-		f, err := datafile.Open(ctx, b, e.Path)
+		f, err := datafile.Open(ctx, b, e.Path, datafile.OpenOptions{})
 		if e.Format == "legacy" {
 			if !errors.Is(err, datafile.ErrLegacyFormat) {
 				t.Errorf("%s (legacy, footer %s): %v, want ErrLegacyFormat", e.Path, e.FooterVersion, err)

@@ -146,7 +146,7 @@ func TestRefusal_R55_Lance12RefusesAfterActivation(t *testing.T) {
 				if _, err := commit.WriteArrow(ctx, st, rdr, commit.WriteOptions{Mode: commit.ModeAppend, SeedAllColumns: true}); !errors.Is(err, commit.ErrSeedsNotEnabled) {
 					t.Fatalf("seeded append without the opt-in: %v, want ErrSeedsNotEnabled", err)
 				}
-				w := writeOurs(ctx, t, st, rec, commit.WriteOptions{Mode: commit.ModeAppend, SeedAllColumns: true, RowsPerZone: 16, EnableZoneWriteSeeds: true}, modelRows{})
+				w := writeOurs(ctx, t, st, rec, commit.WriteOptions{Mode: commit.ModeAppend, SeedAllColumns: true, RowsPerZone: 16, Commit: commit.Options{EnableZoneWriteSeeds: true}}, modelRows{})
 				res = w.Result
 				// Our files carry v1 seeds, readable only as a flagged table (R61).
 				df := openDataFileKey(ctx, t, st, w.Files[0].Path)
@@ -239,7 +239,7 @@ func mustRecordReader(t *testing.T, rec arrow.RecordBatch) array.RecordReader {
 // openDataFileKey opens a data file by its path relative to the store root.
 func openDataFileKey(ctx context.Context, t *testing.T, st *store.Store, key string) *datafile.File {
 	t.Helper()
-	f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(key))
+	f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(key), datafile.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -470,7 +470,7 @@ func newFragments(ctx context.Context, t *testing.T, d *snapshot.Dataset, v uint
 func openDataFile(ctx context.Context, t *testing.T, d *snapshot.Dataset, df *pb.DataFile) *datafile.File {
 	t.Helper()
 	st := d.Store()
-	f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(manifest.DataDir+"/"+df.GetPath()))
+	f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(manifest.DataDir+"/"+df.GetPath()), datafile.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -378,7 +378,7 @@ func TestUsToLance_WrittenByUs(t *testing.T) {
 			// The wider columns of our files span several pages (in 2.0
 			// every field has a column; the first 19 are the leading
 			// top-level fields).
-			df, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(w1.Files[0].Path))
+			df, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(w1.Files[0].Path), datafile.OpenOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -415,7 +415,7 @@ func TestZoneMap_Lance12UsesOurIndex_FromV1Seeds(t *testing.T) {
 	rng := mrand.New(mrand.NewPCG(18, 2))
 	recs := []arrow.RecordBatch{zmBatch(rng, 0, 400)}
 	if _, err := commit.WriteArrow(ctx, st, mustRecordReader(t, recs[0]), commit.WriteOptions{Mode: commit.ModeCreate, MaxRowsPerFile: 130,
-		SeedAllColumns: true, EnableZoneWriteSeeds: true, RowsPerZone: zmRowsPerZone}); err != nil {
+		SeedAllColumns: true, Commit: commit.Options{EnableZoneWriteSeeds: true}, RowsPerZone: zmRowsPerZone}); err != nil {
 		t.Fatal(err)
 	}
 	indexOf := zmCreateAll(ctx, t, st, zonemap.FromSeed)

@@ -136,7 +136,7 @@ func liveIDsVia(t *testing.T, ctx context.Context, st *store.Store, m *pb.Manife
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := datafile.Open(ctx, s.Bucket(), s.BucketKey(loc.Path))
+		f, err := datafile.Open(ctx, s.Bucket(), s.BucketKey(loc.Path), datafile.OpenOptions{})
 		if err != nil {
 			t.Fatalf("open data file %s: %v", loc, err)
 		}

@@ -166,7 +166,7 @@ func liveIDs(t *testing.T, ctx context.Context, st *store.Store, m *pb.Manifest)
 			t.Fatal(err)
 		}
 		s := storeOf(loc)
-		f, err := datafile.Open(ctx, s.Bucket(), s.BucketKey(loc.Path))
+		f, err := datafile.Open(ctx, s.Bucket(), s.BucketKey(loc.Path), datafile.OpenOptions{})
 		if err != nil {
 			t.Fatalf("open data file %s: %v", loc, err)
 		}

@@ -1,4 +1,4 @@
-package seedio
+package truncate
 
 import (
 	"bytes"
@@ -10,16 +10,16 @@ import (
 
 func TestTR2_ShortBoundsAreExact(t *testing.T) {
 	for _, s := range []string{"", "a", strings.Repeat("x", 64), strings.Repeat("é", 32)} {
-		if got := TruncateMinString(s, 64); got != s {
+		if got := MinString(s, 64); got != s {
 			t.Errorf("min(%q) = %q", s, got)
 		}
-		if got, ok := TruncateMaxString(s, 64, 4096); !ok || got != s {
+		if got, ok := MaxString(s, 64, 4096); !ok || got != s {
 			t.Errorf("max(%q) = %q, %v", s, got, ok)
 		}
-		if got := TruncateMinBinary([]byte(s), 64); !bytes.Equal(got, []byte(s)) {
+		if got := MinBinary([]byte(s), 64); !bytes.Equal(got, []byte(s)) {
 			t.Errorf("min binary(%q) = %q", s, got)
 		}
-		if got, ok := TruncateMaxBinary([]byte(s), 64, 4096); !ok || !bytes.Equal(got, []byte(s)) {
+		if got, ok := MaxBinary([]byte(s), 64, 4096); !ok || !bytes.Equal(got, []byte(s)) {
 			t.Errorf("max binary(%q) = %q, %v", s, got, ok)
 		}
 	}
@@ -65,11 +65,11 @@ func TestTruncationCatalogue(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			mn := TruncateMinString(c.in, c.l)
+			mn := MinString(c.in, c.l)
 			if mn != c.wantMin {
 				t.Errorf("min = %q, want %q", mn, c.wantMin)
 			}
-			mx, ok := TruncateMaxString(c.in, c.l, c.h)
+			mx, ok := MaxString(c.in, c.l, c.h)
 			if ok != c.wantMaxKnown || mx != c.wantMax {
 				t.Errorf("max = %q, %v; want %q, %v", mx, ok, c.wantMax, c.wantMaxKnown)
 			}
@@ -98,11 +98,11 @@ func TestTruncationBinaryCatalogue(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			mn := TruncateMinBinary(c.in, c.l)
+			mn := MinBinary(c.in, c.l)
 			if !bytes.Equal(mn, c.wantMin) {
 				t.Errorf("min = %x, want %x", mn, c.wantMin)
 			}
-			mx, ok := TruncateMaxBinary(c.in, c.l, HardCapBoundBytes)
+			mx, ok := MaxBinary(c.in, c.l, 4096)
 			if ok != c.known || !bytes.Equal(mx, c.wantMax) {
 				t.Errorf("max = %x, %v; want %x, %v", mx, ok, c.wantMax, c.known)
 			}
@@ -166,8 +166,8 @@ func TestTR8_TruncatedBoundsEncloseValueProperty(t *testing.T) {
 		s := sb.String()
 		l := rng.IntN(20)
 		h := l + rng.IntN(60)
-		mn := TruncateMinString(s, l)
-		mx, ok := TruncateMaxString(s, l, h)
+		mn := MinString(s, l)
+		mx, ok := MaxString(s, l, h)
 		checkStringBounds(t, s, mn, mx, ok, l, h)
 		if ok && mx != s {
 			// mx = prefix + successor: any extension of s's kept prefix is < mx.
@@ -177,8 +177,8 @@ func TestTR8_TruncatedBoundsEncloseValueProperty(t *testing.T) {
 			}
 		}
 		b := []byte(s)
-		bm := TruncateMinBinary(b, l)
-		bx, bok := TruncateMaxBinary(b, l, h)
+		bm := MinBinary(b, l)
+		bx, bok := MaxBinary(b, l, h)
 		if bytes.Compare(bm, b) > 0 || (bok && bytes.Compare(bx, b) < 0) || (!bok && len(b) <= h) {
 			t.Fatalf("binary bounds of %x: %x %x %v", b, bm, bx, bok)
 		}
