@@ -28,7 +28,8 @@ var fuzzColumnTypes = []arrow.DataType{
 }
 
 // FuzzDecode feeds arbitrary bytes and options to Decode: it must never
-// panic, and any seed it accepts must satisfy the documented invariants.
+// panic, any seed it accepts must satisfy the documented invariants, and an
+// accepted v1 seed must survive decode → encode → decode (checkRoundTrip).
 func FuzzDecode(f *testing.F) {
 	// Real Lance 12 v0 seeds.
 	files, _ := filepath.Glob(filepath.Join("testdata", "lance12_v0", "*.arrow"))
@@ -65,6 +66,9 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		checkSeedInvariants(t, s)
+		if s.Version == 1 {
+			checkRoundTrip(t, "fuzz", s, o)
+		}
 	})
 }
 

@@ -5,13 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/google/uuid"
@@ -107,34 +105,6 @@ func (r *DoctorReport) Check(guarantee string) (DoctorCheck, bool) {
 		}
 	}
 	return DoctorCheck{}, false
-}
-
-// WriteTable prints the report as an aligned table.
-func (r *DoctorReport) WriteTable(w io.Writer) error {
-	verdict := "PASS: safe for commits"
-	if !r.OK() {
-		verdict = "FAIL: do not commit to this store"
-	}
-	if _, err := fmt.Fprintf(w, "store %s (%s)\n", r.Store, r.Guarantees.Kind); err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "GUARANTEE\tRESULT\tTIME\tDETAIL")
-	for _, c := range r.Checks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Guarantee, c.Result, c.Elapsed.Round(time.Millisecond), strings.ReplaceAll(c.Detail, "\n", " "))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(w, verdict)
-	return err
-}
-
-// String renders the table.
-func (r *DoctorReport) String() string {
-	var b strings.Builder
-	_ = r.WriteTable(&b)
-	return b.String()
 }
 
 func (o DoctorOptions) withDefaults() (DoctorOptions, error) {

@@ -18,10 +18,20 @@ import (
 
 var allChecks = []string{store.CheckDeclared, store.CheckReadBack, store.CheckRefuse, store.CheckRace, store.CheckList, store.CheckRange, store.CheckCleanup}
 
+// reportText lists a report's rows for test logs (the CLI renders the
+// table).
+func reportText(rep *store.DoctorReport) string {
+	var b strings.Builder
+	for _, c := range rep.Checks {
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", c.Guarantee, c.Result, c.Elapsed, c.Detail)
+	}
+	return b.String()
+}
+
 func requireResults(t *testing.T, rep *store.DoctorReport, want map[string]store.Result) {
 	t.Helper()
 	if len(rep.Checks) != len(allChecks) {
-		t.Fatalf("report has %d rows, want %d:\n%s", len(rep.Checks), len(allChecks), rep)
+		t.Fatalf("report has %d rows, want %d:\n%s", len(rep.Checks), len(allChecks), reportText(rep))
 	}
 	for i, name := range allChecks {
 		c := rep.Checks[i]
@@ -37,7 +47,7 @@ func requireResults(t *testing.T, rep *store.DoctorReport, want map[string]store
 		}
 	}
 	if t.Failed() {
-		t.Logf("report:\n%s", rep)
+		t.Logf("report:\n%s", reportText(rep))
 	}
 }
 
@@ -90,7 +100,7 @@ func TestDoctorPassesOnS3(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireResults(t, rep, nil)
-	t.Logf("doctor on SeaweedFS took %s:\n%s", time.Since(start).Round(time.Millisecond), rep)
+	t.Logf("doctor on SeaweedFS took %s:\n%s", time.Since(start).Round(time.Millisecond), reportText(rep))
 	// Nothing is left under the probe prefix.
 	s := openStore(t, url)
 	if objs, err := s.List(context.Background(), store.DoctorPrefix, store.ListOptions{}); err != nil || len(objs) > 0 {
@@ -133,9 +143,6 @@ func TestDoctorFailsOnCheckThenPutStore(t *testing.T) {
 	c, _ := rep.Check(store.CheckRace)
 	if !strings.Contains(c.Detail, "winners") {
 		t.Errorf("race detail does not name the winners: %q", c.Detail)
-	}
-	if out := rep.String(); !strings.Contains(out, "FAIL: do not commit") {
-		t.Errorf("table does not say FAIL:\n%s", out)
 	}
 }
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/lancekeeper/lancekeeper/store"
 )
@@ -97,7 +100,7 @@ func runDoctor(e *env, args []string, probe doctorFunc) int {
 		if code := printJSON(e, c.name, out); code != exitOK {
 			return code
 		}
-	} else if err := rep.WriteTable(e.stdout); err != nil {
+	} else if err := writeDoctorTable(e.stdout, rep); err != nil {
 		return fail(e, c.name, exitFailure, err)
 	}
 	if rep.OK() {
@@ -111,4 +114,26 @@ func runDoctor(e *env, args []string, probe doctorFunc) int {
 	}
 	return fail(e, c.name, exitFailure, fmt.Errorf("%s: %d of %d guarantees not confirmed, do not commit to this store: %s",
 		rep.Store, len(failed), len(rep.Checks), strings.Join(failed, "; ")))
+}
+
+// writeDoctorTable prints the report as an aligned table (the text output
+// of `lancekeeper doctor`, docs/cli.md).
+func writeDoctorTable(w io.Writer, r *store.DoctorReport) error {
+	verdict := "PASS: safe for commits"
+	if !r.OK() {
+		verdict = "FAIL: do not commit to this store"
+	}
+	if _, err := fmt.Fprintf(w, "store %s (%s)\n", r.Store, r.Guarantees.Kind); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "GUARANTEE\tRESULT\tTIME\tDETAIL")
+	for _, c := range r.Checks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Guarantee, c.Result, c.Elapsed.Round(time.Millisecond), strings.ReplaceAll(c.Detail, "\n", " "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, verdict)
+	return err
 }

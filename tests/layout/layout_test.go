@@ -10,9 +10,12 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -205,4 +208,42 @@ func exported(t *testing.T, p listed) (names []string, doc string) {
 		}
 	}
 	return names, doc
+}
+
+// TestLayers_DocumentedInArchitectureMD: the layer table of
+// docs/architecture.md lists exactly the packages of the table above, at
+// the same layers (the module root is written `lancekeeper`).
+func TestLayers_DocumentedInArchitectureMD(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := map[string]int{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 {
+			continue
+		}
+		layer, err := strconv.Atoi(strings.TrimSpace(cells[1]))
+		if err != nil {
+			continue
+		}
+		for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(cells[2], -1) {
+			name := m[1]
+			if name == "lancekeeper" {
+				name = "."
+			}
+			doc[name] = layer
+		}
+	}
+	for p, l := range layers {
+		if dl, ok := doc[p]; !ok || dl != l {
+			t.Errorf("package %s is layer %d in tests/layout but %d (present %v) in docs/architecture.md", p, l, dl, ok)
+		}
+	}
+	for p, l := range doc {
+		if _, ok := layers[p]; !ok {
+			t.Errorf("docs/architecture.md lists %s at layer %d, tests/layout does not", p, l)
+		}
+	}
 }
