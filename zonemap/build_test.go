@@ -363,3 +363,41 @@ func TestConflicts(t *testing.T) {
 		t.Fatalf("the index file of the failed commit was left behind: %d -> %d", len(before), len(after))
 	}
 }
+
+// TestIndexSource: the scan's view of the segments of a version; an
+// unreadable index file is reported and ignored, never trusted.
+func TestIndexSource(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(11, 11))
+	st, _ := newDataset(t, commit.WriteOptions{MaxRowsPerFile: 100}, randomBatch(rng, 0, 250))
+	r, err := Create(ctx, st, CreateOptions{Column: "i8", RowsPerZone: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendRows(t, st, commit.WriteOptions{}, randomBatch(rng, 500, 10)) // unindexed fragment 3
+	src, err := NewIndexSource(st, latest(t, st), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := src.Zones(ctx, 1, 100, []string{"i8", "s"})
+	if err != nil || len(got["i8"]) != 1 || len(got["i8"][0].Zones) != 4 || len(got["s"]) != 0 {
+		t.Fatalf("fragment 1: %v %v", got, err)
+	}
+	if got, err := src.Zones(ctx, 3, 10, []string{"i8"}); err != nil || len(got) != 0 {
+		t.Fatalf("unindexed fragment: %v %v", got, err)
+	}
+	// Zones beyond the fragment's rows: not used for it.
+	if got, err := src.Zones(ctx, 1, 50, []string{"i8"}); err == nil || len(got) != 0 {
+		t.Fatalf("short fragment: %v %v", got, err)
+	}
+	// Damage the file: the next source reports it and returns nothing.
+	u, _ := manifest.IndexUUID(r.Segment)
+	if err := st.Put(ctx, IndexDir(uuidOf(t, u))+"/"+FileName, []byte("garbage, not a lance file at all.......")); err != nil {
+		t.Fatal(err)
+	}
+	src, _ = NewIndexSource(st, latest(t, st), nil)
+	got, err = src.Zones(ctx, 1, 100, []string{"i8"})
+	if !errors.Is(err, ErrInvalidIndex) || len(got) != 0 || len(src.Problems()) != 1 {
+		t.Fatalf("damaged file: %v %v %v", got, err, src.Problems())
+	}
+}

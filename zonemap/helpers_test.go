@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/google/uuid"
 
 	"github.com/lancekeeper/lancekeeper/commit"
 	"github.com/lancekeeper/lancekeeper/datafile"
@@ -274,4 +275,13 @@ func sameSegment(a, b *Segment) bool {
 		}
 	}
 	return true
+}
+
+func uuidOf(t testing.TB, s string) uuid.UUID {
+	t.Helper()
+	u, err := uuid.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
