@@ -404,9 +404,11 @@ func (s *Segment) Check() error {
 			return bad("zone %d: max is NaN but nan_count is 0", i)
 		}
 		if !ordinary && (z.Min != nil || z.Max != nil) {
-			// Only the NaN markers of zoneFrom: ±Inf min, +NaN or -Inf max.
-			if !float || z.NaNCount == 0 || z.Min == nil || z.Max == nil || !isInf(z.Min) ||
-				!(isNaN(z.Max) || isInf(z.Max)) {
+			// Only NaN markers: Lance's (null min, NaN max) and ours
+			// (±Inf min with a NaN or -Inf max), on a float zone with NaNs.
+			minOK := z.Min == nil || isInf(z.Min)
+			maxOK := z.Max != nil && (isNaN(z.Max) || isInf(z.Max))
+			if !float || z.NaNCount == 0 || !minOK || !maxOK {
 				return bad("zone %d: bounds on a zone without ordinary values", i)
 			}
 		}
