@@ -71,6 +71,7 @@ func runWrite(e *env, args []string) int {
 	seeds := fs.String("seeds", "", "columns that get v1 zone write seeds: all, or a comma-separated list (default: none)")
 	rpz := fs.Uint64("rows-per-zone", 0, "rows per seed zone (default 8192)")
 	enable := fs.Bool("enable-zone-write-seeds", false, "explicitly allow this write to set FLAG_ZONE_WRITE_SEEDS (old Lance readers then refuse the dataset)")
+	noIndexSeeds := fs.Bool("no-index-seeds", false, "do not add the seeds the dataset's ZoneMap indices ask for (by default an append does, v0 on tables without FLAG_ZONE_WRITE_SEEDS)")
 	maxRows := fs.Int("max-rows-per-file", 0, "rows per data file / fragment (default 1048576)")
 	progress := fs.Bool("progress", false, "show a progress bar on stderr even when it is not a terminal")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -92,7 +93,7 @@ func runWrite(e *env, args []string) int {
 	}
 	defer st.Close()
 
-	opts := commit.WriteOptions{RowsPerZone: *rpz, MaxRowsPerFile: *maxRows, Commit: commit.Options{EnableZoneWriteSeeds: *enable}}
+	opts := commit.WriteOptions{RowsPerZone: *rpz, MaxRowsPerFile: *maxRows, NoDeclaredSeeds: *noIndexSeeds, Commit: commit.Options{EnableZoneWriteSeeds: *enable}}
 	switch strings.TrimSpace(*seeds) {
 	case "":
 	case "all", "*":
@@ -165,7 +166,7 @@ func runWrite(e *env, args []string) int {
 	for _, f := range res.Files {
 		s := "no seeds"
 		if cols := seededColumns(f.Seeds); len(cols) > 0 {
-			s = "v1 seeds: " + strings.Join(cols, ", ")
+			s = fmt.Sprintf("v%d seeds: %s", seedVersionOf(f.Seeds), strings.Join(cols, ", "))
 		}
 		fmt.Fprintf(e.stdout, "  %s  %d rows  %d bytes  %s\n", f.Path, f.Rows, f.Bytes, s)
 		for _, sr := range f.Seeds {
@@ -190,6 +191,17 @@ func seededColumns(seeds []datafile.SeedResult) []string {
 		}
 	}
 	return out
+}
+
+// seedVersionOf is the version of the seeds a file got (one write writes
+// one version: v0 for ZoneMap declarations on an unflagged table, else v1).
+func seedVersionOf(seeds []datafile.SeedResult) int {
+	for _, s := range seeds {
+		if s.BufferIndex != 0 && s.Err == nil {
+			return s.Version
+		}
+	}
+	return 1
 }
 
 // writeErrorCode: problems with the input or the request are exit 2, the
