@@ -398,11 +398,11 @@ func (b *builder) read(ctx context.Context, file *datafile.File, fi int, frag ui
 	return fromSeed(b.col.Type, frag, &enc.Seed)
 }
 
-// NewUUID returns a fresh random index segment uuid.
-func NewUUID() uuid.UUID { return uuid.New() }
+// newUUID returns a fresh random index segment uuid.
+func newUUID() uuid.UUID { return uuid.New() }
 
-// IndexDir returns the key of a segment's directory, _indices/<uuid>.
-func IndexDir(id uuid.UUID) string { return manifest.IndicesDir + "/" + id.String() }
+// indexDir returns the key of a segment's directory, _indices/<uuid>.
+func indexDir(id uuid.UUID) string { return manifest.IndicesDir + "/" + id.String() }
 
 // validName reports whether an index name is acceptable: non-empty, no
 // control characters, not a reserved system name.

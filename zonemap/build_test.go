@@ -392,7 +392,7 @@ func TestIndexSource(t *testing.T) {
 	}
 	// Damage the file: the next source reports it and returns nothing.
 	u, _ := manifest.IndexUUID(r.Segment)
-	if err := st.Put(ctx, IndexDir(uuidOf(t, u))+"/"+FileName, []byte("garbage, not a lance file at all.......")); err != nil {
+	if err := st.Put(ctx, indexDir(uuidOf(t, u))+"/"+FileName, []byte("garbage, not a lance file at all.......")); err != nil {
 		t.Fatal(err)
 	}
 	src, _ = NewIndexSource(st, latest(t, st), nil)

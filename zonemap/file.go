@@ -36,13 +36,13 @@ func isInf(v any) bool {
 func fileSchema(vt arrow.DataType, rowsPerZone uint64) *arrow.Schema {
 	md := arrow.NewMetadata([]string{MetaRowsPerZone}, []string{strconv.FormatUint(rowsPerZone, 10)})
 	return arrow.NewSchema([]arrow.Field{
-		{Name: ColMin, Type: vt, Nullable: true},
-		{Name: ColMax, Type: vt, Nullable: true},
-		{Name: ColNullCount, Type: arrow.PrimitiveTypes.Uint32},
-		{Name: ColNaNCount, Type: arrow.PrimitiveTypes.Uint32},
-		{Name: ColFragmentID, Type: arrow.PrimitiveTypes.Uint64},
-		{Name: ColZoneStart, Type: arrow.PrimitiveTypes.Uint64},
-		{Name: ColZoneLength, Type: arrow.PrimitiveTypes.Uint64},
+		{Name: colMin, Type: vt, Nullable: true},
+		{Name: colMax, Type: vt, Nullable: true},
+		{Name: colNullCount, Type: arrow.PrimitiveTypes.Uint32},
+		{Name: colNaNCount, Type: arrow.PrimitiveTypes.Uint32},
+		{Name: colFragmentID, Type: arrow.PrimitiveTypes.Uint64},
+		{Name: colZoneStart, Type: arrow.PrimitiveTypes.Uint64},
+		{Name: colZoneLength, Type: arrow.PrimitiveTypes.Uint64},
 	}, &md)
 }
 
@@ -228,11 +228,11 @@ func decodeFile(ctx context.Context, f *datafile.File, opts ReadOptions) (seg *S
 		}
 		return rec.Column(idx[0]), nil
 	}
-	minCol, err := col(ColMin)
+	minCol, err := col(colMin)
 	if err != nil {
 		return nil, err
 	}
-	maxCol, err := col(ColMax)
+	maxCol, err := col(colMax)
 	if err != nil {
 		return nil, err
 	}
@@ -275,23 +275,23 @@ func decodeFile(ctx context.Context, f *datafile.File, opts ReadOptions) (seg *S
 		}
 		return a, nil
 	}
-	nulls, err := u32(ColNullCount)
+	nulls, err := u32(colNullCount)
 	if err != nil {
 		return nil, err
 	}
-	nans, err := u32(ColNaNCount)
+	nans, err := u32(colNaNCount)
 	if err != nil {
 		return nil, err
 	}
-	frags, err := u64(ColFragmentID)
+	frags, err := u64(colFragmentID)
 	if err != nil {
 		return nil, err
 	}
-	starts, err := u64(ColZoneStart)
+	starts, err := u64(colZoneStart)
 	if err != nil {
 		return nil, err
 	}
-	lengths, err := u64(ColZoneLength)
+	lengths, err := u64(colZoneLength)
 	if err != nil {
 		return nil, err
 	}

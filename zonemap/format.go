@@ -38,13 +38,13 @@ const (
 
 // Column names of the zonemap.lance file, in the order Lance writes them.
 const (
-	ColMin        = "min"
-	ColMax        = "max"
-	ColNullCount  = "null_count"
-	ColNaNCount   = "nan_count"
-	ColFragmentID = "fragment_id"
-	ColZoneStart  = "zone_start"
-	ColZoneLength = "zone_length"
+	colMin        = "min"
+	colMax        = "max"
+	colNullCount  = "null_count"
+	colNaNCount   = "nan_count"
+	colFragmentID = "fragment_id"
+	colZoneStart  = "zone_start"
+	colZoneLength = "zone_length"
 )
 
 var (
@@ -122,7 +122,7 @@ func SupportedType(dt arrow.DataType) error {
 		arrow.FIXED_SIZE_BINARY:
 		// The index file must be writable: its min/max columns have the
 		// column's type.
-		probe := arrow.NewSchema([]arrow.Field{{Name: ColMin, Type: dt, Nullable: true}}, nil)
+		probe := arrow.NewSchema([]arrow.Field{{Name: colMin, Type: dt, Nullable: true}}, nil)
 		if _, err := datafile.NewWriter(io.Discard, probe, datafile.WriterOptions{}); err != nil {
 			return fmt.Errorf("%w: %s: the index file cannot hold it yet (%v)", ErrUnsupportedType, dt, err)
 		}

@@ -148,8 +148,8 @@ func commitSegment(ctx context.Context, st *store.Store, readVersion uint64, nam
 	if err != nil {
 		return nil, err
 	}
-	id := NewUUID()
-	key := IndexDir(id) + "/" + FileName
+	id := newUUID()
+	key := indexDir(id) + "/" + FileName
 	if err := st.CreateIfAbsent(ctx, key, data); err != nil {
 		return nil, err
 	}
