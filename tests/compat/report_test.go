@@ -146,6 +146,7 @@ compat: us->lance cases=0 passed=0 failed=0
 compat: refusal cases=0 passed=0 failed=0
 compat: interleaving cases=0 passed=0 failed=0
 compat: snapshots cases=0 passed=0 failed=0
+compat: index cases=0 passed=0 failed=0
 0 passed, 0 failed
 `},
 		{name: "mixed", results: []caseResult{
@@ -161,6 +162,7 @@ compat: us->lance cases=0 passed=0 failed=0
 compat: refusal cases=1 passed=0 failed=1
 compat: interleaving cases=0 passed=0 failed=0
 compat: snapshots cases=1 passed=1 failed=0
+compat: index cases=0 passed=0 failed=0
 compat: FAILED TestA/a
 compat: FAILED TestB/x
 2 passed, 2 failed
