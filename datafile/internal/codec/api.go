@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"github.com/klauspost/compress/zstd"
 	"github.com/lancekeeper/lancekeeper/datafile/internal/pb21"
 )
 
@@ -11,24 +12,53 @@ const (
 	ctxValue = "per-value"
 )
 
-// DecodeMiniBlock decodes the value buffers of one mini-block chunk (§4.3)
+// Decoder decodes many buffers with the same Limits, reusing its zstd
+// state between calls (a page's chunks, say). The Limits apply to each
+// call. A Decoder is not safe for concurrent use; Close releases it.
+type Decoder struct {
+	lim  Limits
+	zstd *zstd.Decoder
+}
+
+// NewDecoder returns a Decoder with the given Limits.
+func NewDecoder(lim Limits) *Decoder { return &Decoder{lim: lim} }
+
+// Close releases the decoder's zstd state.
+func (dc *Decoder) Close() {
+	if dc.zstd != nil {
+		dc.zstd.Close()
+		dc.zstd = nil
+	}
+}
+
+func (dc *Decoder) start(ctx string) decoder {
+	return decoder{ctx: ctx, left: dc.lim.max(), zstd: dc.zstd}
+}
+
+func (dc *Decoder) keep(d *decoder) { dc.zstd = d.zstd }
+
+// MiniBlock decodes the value buffers of one mini-block chunk (§4.3)
 // holding n values, compressed with the page's value_compression.
-func DecodeMiniBlock(enc *pb21.CompressiveEncoding, bufs [][]byte, n uint64, lim Limits) (Block, error) {
-	d := decoder{ctx: ctxMini, left: lim.max()}
-	return d.mini(enc, bufs, n, 0)
+func (dc *Decoder) MiniBlock(enc *pb21.CompressiveEncoding, bufs [][]byte, n uint64) (Block, error) {
+	d := dc.start(ctxMini)
+	b, err := d.mini(enc, bufs, n, 0)
+	dc.keep(&d)
+	return b, err
 }
 
-// DecodeBlock decodes one buffer holding n values in the block context
-// (levels, a mini-block page's dictionary, constant-page levels).
-func DecodeBlock(enc *pb21.CompressiveEncoding, buf []byte, n uint64, lim Limits) (Block, error) {
-	d := decoder{ctx: ctxBlock, left: lim.max()}
-	return d.block(enc, buf, n, 0)
+// Block decodes one buffer holding n values in the block context (levels,
+// a mini-block page's dictionary, constant-page levels).
+func (dc *Decoder) Block(enc *pb21.CompressiveEncoding, buf []byte, n uint64) (Block, error) {
+	d := dc.start(ctxBlock)
+	b, err := d.block(enc, buf, n, 0)
+	dc.keep(&d)
+	return b, err
 }
 
-// DecodeLevels decodes n 16-bit rep or def levels (block context); the
-// encoding must produce 16-bit fixed-width values (W3/§4.3).
-func DecodeLevels(enc *pb21.CompressiveEncoding, buf []byte, n uint64, lim Limits) ([]uint16, error) {
-	b, err := DecodeBlock(enc, buf, n, lim)
+// Levels decodes n 16-bit rep or def levels (block context); the encoding
+// must produce 16-bit fixed-width values (§4.3).
+func (dc *Decoder) Levels(enc *pb21.CompressiveEncoding, buf []byte, n uint64) ([]uint16, error) {
+	b, err := dc.Block(enc, buf, n)
 	if err != nil {
 		return nil, err
 	}
@@ -40,6 +70,27 @@ func DecodeLevels(enc *pb21.CompressiveEncoding, buf []byte, n uint64, lim Limit
 		out[i] = uint16(b.Data[2*i]) | uint16(b.Data[2*i+1])<<8
 	}
 	return out, nil
+}
+
+// DecodeMiniBlock is NewDecoder(lim).MiniBlock for a single call.
+func DecodeMiniBlock(enc *pb21.CompressiveEncoding, bufs [][]byte, n uint64, lim Limits) (Block, error) {
+	dc := NewDecoder(lim)
+	defer dc.Close()
+	return dc.MiniBlock(enc, bufs, n)
+}
+
+// DecodeBlock is NewDecoder(lim).Block for a single call.
+func DecodeBlock(enc *pb21.CompressiveEncoding, buf []byte, n uint64, lim Limits) (Block, error) {
+	dc := NewDecoder(lim)
+	defer dc.Close()
+	return dc.Block(enc, buf, n)
+}
+
+// DecodeLevels is NewDecoder(lim).Levels for a single call.
+func DecodeLevels(enc *pb21.CompressiveEncoding, buf []byte, n uint64, lim Limits) ([]uint16, error) {
+	dc := NewDecoder(lim)
+	defer dc.Close()
+	return dc.Levels(enc, buf, n)
 }
 
 // name is the variant name of a CompressiveEncoding, for errors.
