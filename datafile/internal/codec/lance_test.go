@@ -500,4 +500,3 @@ func TestSpec10_CorpusPagesDecodeToLance12Values(t *testing.T) {
 		})
 	}
 }
-
