@@ -143,8 +143,8 @@ func describe(e *pb21.CompressiveEncoding) string {
 func prototextLine(m proto.Message) string {
 	b, _ := json.Marshal(m)
 	s := string(b)
-	if len(s) > 160 {
-		s = s[:160]
+	if i := strings.Index(s, `"symbol_table":"`); i >= 0 {
+		s = s[:i+16] + "…" + s[i+16+strings.IndexByte(s[i+16:], '"'):]
 	}
 	return s
 }
@@ -165,7 +165,14 @@ func decodeLeaf(t *testing.T, f *os.File, cm *datafile.ColumnMetadata) (*leafCol
 			if len(mb.Layers) != 1 || mb.RepCompression != nil {
 				return nil, errNotLeaf
 			}
-			col.layouts = append(col.layouts, "mini-block val="+describe(mb.ValueCompression))
+			desc := "mini-block val=" + describe(mb.ValueCompression)
+			if mb.DefCompression != nil {
+				desc += " def=" + describe(mb.DefCompression)
+			}
+			if mb.Dictionary != nil {
+				desc += " dict=" + describe(mb.Dictionary)
+			}
+			col.layouts = append(col.layouts, desc)
 			if err := miniBlock(dc, col, mb, bufs); err != nil {
 				return nil, fmt.Errorf("page %d: %w", pi, err)
 			}
