@@ -52,6 +52,7 @@ func ParseSymbolTable(b []byte) (*SymbolTable, error) {
 		}
 		t.slen[i] = l
 	}
+	t.index()
 	return t, nil
 }
 

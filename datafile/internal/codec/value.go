@@ -103,7 +103,10 @@ func (v *ValueDecoder) plan(enc *pb21.CompressiveEncoding, depth int) (*vbuild, 
 		if fx == 0 {
 			return nil, 0, d.errf(ErrUnsupported, enc, "fixed-size list of variable-width items")
 		}
-		size := dim * fx
+		size, ok := mulOK(dim, fx)
+		if !ok || size > 1<<32 {
+			return nil, 0, d.errf(ErrUnsupported, enc, "fixed-size list items of %d × %d bytes", dim, fx)
+		}
 		if f.GetHasValidity() {
 			size += (dim + 7) / 8
 		}
