@@ -103,15 +103,19 @@ func (t *SymbolTable) decodedLen(src []byte) (uint64, error) {
 
 // expand writes the expansion of src at out[0:], which must have room for
 // it plus 8 bytes of slack; it returns the bytes written. src must have
-// passed decodedLen.
-func (t *SymbolTable) expand(out, src []byte) int {
+// passed decodedLen (as part of a larger buffer); ok is false when src
+// ends in an escape without its literal.
+func (t *SymbolTable) expand(out, src []byte) (n int, ok bool) {
 	if !t.on {
-		return copy(out, src)
+		return copy(out, src), true
 	}
 	pos := 0
 	for i := 0; i < len(src); {
 		c := src[i]
 		if c == fsstEscape {
+			if i+1 >= len(src) {
+				return pos, false
+			}
 			out[pos] = src[i+1]
 			pos++
 			i += 2
@@ -121,7 +125,7 @@ func (t *SymbolTable) expand(out, src []byte) int {
 		pos += int(t.slen[c])
 		i++
 	}
-	return pos
+	return pos, true
 }
 
 // Decode appends the expansion of one compressed string to dst.
@@ -132,7 +136,7 @@ func (t *SymbolTable) Decode(dst, src []byte) ([]byte, error) {
 	}
 	start := len(dst)
 	dst = append(dst, make([]byte, n+8)...)
-	w := t.expand(dst[start:], src)
+	w, _ := t.expand(dst[start:], src)
 	return dst[:start+w], nil
 }
 
@@ -163,13 +167,11 @@ func (d *decoder) fsstExpand(enc *pb21.CompressiveEncoding, table []byte, in Blo
 	pos := 0
 	for i := uint64(0); i < in.Num; i++ {
 		s := in.Value(i)
-		if len(s) > 0 && t.on {
-			// An escape must not straddle two strings.
-			if _, err := t.decodedLen(s); err != nil {
-				return Block{}, &Error{Encoding: "fsst", Context: d.ctx, Msg: fmt.Sprintf("string %d", i), Err: err}
-			}
+		w, ok := t.expand(out[pos:], s)
+		if !ok { // an escape must not straddle two strings
+			return Block{}, d.errf(ErrCorrupt, enc, "string %d ends in an escape", i)
 		}
-		pos += t.expand(out[pos:], s)
+		pos += w
 		if ow == 4 {
 			binary.LittleEndian.PutUint32(offs[(i+1)*4:], uint32(pos))
 		} else {

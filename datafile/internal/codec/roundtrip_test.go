@@ -58,6 +58,12 @@ func TestSpec7_3_InlineBitpackingRoundTripAllWidths(t *testing.T) {
 				if !bytes.Equal(b.Data, vals) {
 					t.Fatalf("T=%d W=%d n=%d: round trip differs", tb, w, n)
 				}
+				// The same chunk at an odd address (the copying path).
+				odd := append([]byte{0}, chunk...)[1:]
+				b, err = DecodeMiniBlock(inlineEnc(tb), [][]byte{odd}, uint64(n), Limits{})
+				if err != nil || !bytes.Equal(b.Data, vals) {
+					t.Fatalf("T=%d W=%d n=%d: misaligned chunk: %v", tb, w, n, err)
+				}
 			}
 		}
 	}
