@@ -116,6 +116,15 @@ func encodeFixed(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, []Chun
 		return nil, nil, errf(ErrCorrupt, "flat", "encode", "%d values of %d bits in %d bytes", b.Num, b.Bits, len(b.Data))
 	}
 	n := int(b.Num)
+	if !opts.NoRLE && n > 0 && b.Bits >= 8 && b.Bits <= 64 {
+		w := int(b.Bits / 8)
+		runs := countRuns(b.Data[:size], w)
+		// RLE when its values and u8 run lengths take at most a quarter of
+		// the flat size (a bit-packed page is rarely smaller then).
+		if uint64(runs*(w+1)) <= size/4 {
+			return rleChunks(b.Data[:size], w, n), rleChunksOf(b.Data[:size], w, n), nil
+		}
+	}
 	if !opts.NoBitpacking && n > 0 {
 		var enc *pb21.CompressiveEncoding
 		var chunks []Chunk
@@ -338,4 +347,58 @@ func encodeDictionary(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, [
 	genc := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_General{General: &pb21.General{
 		Compression: &pb21.BufferCompression{Scheme: lz4}, Values: enc}}}
 	return genc, framed, nil
+}
+
+// countRuns is the number of RLE runs (of at most 255 values) of the
+// w-byte values in data.
+func countRuns(data []byte, w int) int {
+	runs, l := 0, 0
+	for i := 0; i < len(data); i += w {
+		if l > 0 && l < 255 && string(data[i:i+w]) == string(data[i-w:i]) {
+			l++
+			continue
+		}
+		runs++
+		l = 1
+	}
+	return runs
+}
+
+func rleChunks(data []byte, w, n int) *pb21.CompressiveEncoding {
+	return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Rle{Rle: &pb21.Rle{
+		Values: flatEnc(uint64(8 * w)), RunLengths: flatEnc(8)}}}
+}
+
+// rleRuns encodes values [from, to) as run values and u8 run lengths.
+func rleRuns(data []byte, w, from, to int) (vals, runs []byte) {
+	for i := from; i < to; {
+		j := i + 1
+		for j < to && j-i < 255 && string(data[j*w:(j+1)*w]) == string(data[i*w:(i+1)*w]) {
+			j++
+		}
+		vals = append(vals, data[i*w:(i+1)*w]...)
+		runs = append(runs, byte(j-i))
+		i = j
+	}
+	return vals, runs
+}
+
+// rleChunksOf cuts RLE chunks: 4096 values, halved while the chunk's runs
+// take more than 8 KiB (§4.4); the last chunk takes the rest.
+func rleChunksOf(data []byte, w, n int) []Chunk {
+	var chunks []Chunk
+	for p := 0; p < n; {
+		cnt := 4096
+		for {
+			end := min(p+cnt, n)
+			vals, runs := rleRuns(data, w, p, end)
+			if len(vals)+len(runs) <= 8192 || cnt == 1 {
+				chunks = append(chunks, Chunk{N: uint64(end - p), Buffers: [][]byte{vals, runs}})
+				p = end
+				break
+			}
+			cnt /= 2
+		}
+	}
+	return chunks
 }

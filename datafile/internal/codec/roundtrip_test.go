@@ -352,6 +352,19 @@ func TestSpec8_EncodeMiniBlockRoundTrip(t *testing.T) {
 			}
 		}
 	}
+	runs := make([]byte, 4*10000)
+	for i := 0; i < 10000; i++ {
+		binary.LittleEndian.PutUint32(runs[4*i:], uint32((i/50)%7))
+	}
+	enc := check("runs", Block{Kind: Fixed, Num: 10000, Bits: 32, Data: runs}, func(x Block) bool { return true }, EncodeOptions{Minor: 1})
+	if enc.GetRle() == nil {
+		t.Fatalf("runs not RLE: %v", enc)
+	}
+	long := make([]byte, 8*9000) // one run longer than 255
+	enc = check("long run", Block{Kind: Fixed, Num: 9000, Bits: 64, Data: long}, func(x Block) bool { return true }, EncodeOptions{Minor: 2})
+	if enc.GetRle() == nil {
+		t.Fatalf("constant not RLE")
+	}
 	bm := Block{Kind: Fixed, Num: 10000, Bits: 1, Data: randWords(r, 8, 8, 1250)}
 	check("bool", bm, func(x Block) bool { return true }, EncodeOptions{Minor: 2})
 	wide := Block{Kind: Fixed, Num: 700, Bits: 128, Data: randWords(r, 64, 64, 1400)}
