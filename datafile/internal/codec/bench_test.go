@@ -86,6 +86,7 @@ func benchText(tb testing.TB) benchPage {
 
 func runPage(b *testing.B, p benchPage) {
 	dc := NewDecoder(Limits{})
+	dc.Reuse()
 	defer dc.Close()
 	b.SetBytes(p.out)
 	b.ResetTimer()

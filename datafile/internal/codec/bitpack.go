@@ -199,7 +199,7 @@ func inlineChunks[T word](d *decoder, enc *pb21.CompressiveEncoding, buf []byte,
 	if err := d.take(size, "inline_bitpacking"); err != nil {
 		return Block{}, err
 	}
-	out := make([]T, blocks*1024)
+	out := allocWords[T](d, blocks*1024)
 	var in []T
 	for b := uint64(0); b < blocks; b++ {
 		if uint64(len(buf)) < tb/8 {
@@ -277,7 +277,7 @@ func outOfLineT[T word](d *decoder, enc *pb21.CompressiveEncoding, w uint64, buf
 	if err := d.take(size, "out_of_line_bitpacking"); err != nil {
 		return Block{}, err
 	}
-	out := make([]T, blocks*1024)
+	out := allocWords[T](d, blocks*1024)
 	var in []T
 	for b := uint64(0); b < full; b++ {
 		unpackBlock(viewWords(buf[b*blockBytes:], int(w*l), &in), out[b*1024:], uint(w))

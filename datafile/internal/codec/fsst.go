@@ -33,6 +33,16 @@ const (
 // "FSST", switch, suffix limit, terminator, n), n 8-byte symbols and n
 // lengths.
 func ParseSymbolTable(b []byte) (*SymbolTable, error) {
+	t, err := parseSymbolTable(b)
+	if err != nil {
+		return nil, err
+	}
+	t.index()
+	return t, nil
+}
+
+// parseSymbolTable is ParseSymbolTable without the encoder's index.
+func parseSymbolTable(b []byte) (*SymbolTable, error) {
 	if len(b) < 8 {
 		return nil, errf(ErrCorrupt, "fsst", "symbol table", "%d bytes, need at least 8", len(b))
 	}
@@ -52,7 +62,6 @@ func ParseSymbolTable(b []byte) (*SymbolTable, error) {
 		}
 		t.slen[i] = l
 	}
-	t.index()
 	return t, nil
 }
 
@@ -145,7 +154,7 @@ func (d *decoder) fsstExpand(enc *pb21.CompressiveEncoding, table []byte, in Blo
 	if in.Kind != Variable {
 		return Block{}, d.errf(ErrCorrupt, enc, "FSST values decode to %s, not variable", in.Kind)
 	}
-	t, err := ParseSymbolTable(table)
+	t, err := d.symbolTable(table)
 	if err != nil {
 		return Block{}, err
 	}
@@ -162,8 +171,9 @@ func (d *decoder) fsstExpand(enc *pb21.CompressiveEncoding, table []byte, in Blo
 	if err := d.take(total+8+(in.Num+1)*ow, "fsst"); err != nil {
 		return Block{}, err
 	}
-	out := make([]byte, total+8)
-	offs := make([]byte, (in.Num+1)*ow)
+	out := d.alloc(total + 8)
+	offs := d.alloc((in.Num + 1) * ow)
+	clear(offs[:ow])
 	pos := 0
 	for i := uint64(0); i < in.Num; i++ {
 		s := in.Value(i)
@@ -179,6 +189,22 @@ func (d *decoder) fsstExpand(enc *pb21.CompressiveEncoding, table []byte, in Blo
 		}
 	}
 	return Block{Kind: Variable, Num: in.Num, Data: out[:pos:pos], Offsets: offs, OffsetBits: in.OffsetBits}, nil
+}
+
+// symbolTable parses table, or returns the table parsed for the same bytes
+// by an earlier call on this Decoder (a page's chunks share one table).
+func (d *decoder) symbolTable(table []byte) (*SymbolTable, error) {
+	if d.cache != nil && d.cache.fsst != nil && len(table) > 0 && len(d.cache.key) == len(table) && &d.cache.key[0] == &table[0] {
+		return d.cache.fsst, nil
+	}
+	t, err := parseSymbolTable(table)
+	if err != nil {
+		return nil, err
+	}
+	if d.cache != nil && len(table) > 0 {
+		d.cache.fsst, d.cache.key = t, table
+	}
+	return t, nil
 }
 
 // ---- encoder ----

@@ -323,7 +323,16 @@ func TestSpec8_EncodeMiniBlockRoundTrip(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		var total uint64
+		reuse := NewDecoder(Limits{})
+		reuse.Reuse()
 		for i, c := range chunks {
+			again, err := reuse.MiniBlock(enc, c.Buffers, c.N)
+			if err != nil {
+				t.Fatalf("%s chunk %d (reusing decoder): %v", name, i, err)
+			}
+			if s := sub(b, total, c.N, again); s.Kind == 0 {
+				t.Fatalf("%s chunk %d: reusing decoder's values differ", name, i)
+			}
 			if i < len(chunks)-1 && (c.N&(c.N-1) != 0 || c.N > 4096) {
 				t.Fatalf("%s: chunk %d holds %d values (W5)", name, i, c.N)
 			}

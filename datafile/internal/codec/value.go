@@ -70,7 +70,7 @@ func (v *ValueDecoder) plan(enc *pb21.CompressiveEncoding, depth int) (*vbuild, 
 		}
 		return &vbuild{kind: Variable}, 0, nil
 	case *pb21.CompressiveEncoding_Fsst:
-		t, err := ParseSymbolTable(c.Fsst.GetSymbolTable())
+		t, err := parseSymbolTable(c.Fsst.GetSymbolTable())
 		if err != nil {
 			return nil, 0, err
 		}
