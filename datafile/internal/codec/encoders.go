@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 
 	"github.com/lancekeeper/lancekeeper/datafile/internal/pb21"
 )
@@ -26,16 +27,40 @@ func maxWidth[T word](vals []T) uint {
 
 // appendPacked packs up to 1024 values (zero-padded) as one inline chunk.
 func appendPacked[T word](dst []byte, vals []T) []byte {
-	var blk [1024]T
-	copy(blk[:], vals)
-	w := maxWidth(blk[:])
+	var blk []T
+	if len(vals) == 1024 {
+		blk = vals
+	} else {
+		blk = make([]T, 1024)
+		copy(blk, vals)
+	}
+	w := maxWidth(blk)
 	tb := bitsOf[T]()
-	var ww [1]T
-	ww[0] = T(w)
-	dst = storeWords(dst, ww[:])
-	out := make([]T, w*(1024/tb))
-	packBlock(blk[:], out, w)
-	return storeWords(dst, out)
+	nw := w * (1024 / tb)
+	start := len(dst)
+	dst = append(dst, make([]byte, int(tb/8)+int(nw*tb/8))...)
+	chunk := dst[start:]
+	switch tb {
+	case 8:
+		chunk[0] = byte(w)
+	case 16:
+		binary.LittleEndian.PutUint16(chunk, uint16(w))
+	case 32:
+		binary.LittleEndian.PutUint32(chunk, uint32(w))
+	default:
+		binary.LittleEndian.PutUint64(chunk, uint64(w))
+	}
+	if nw == 0 {
+		return dst
+	}
+	packed := chunk[tb/8:]
+	if littleEndianHost() && uintptr(unsafe.Pointer(&packed[0]))%uintptr(tb/8) == 0 {
+		packBlock(blk, unsafe.Slice((*T)(unsafe.Pointer(&packed[0])), nw), w)
+		return dst
+	}
+	out := make([]T, nw)
+	packBlock(blk, out, w)
+	return storeWords(dst[:start+int(tb/8)], out)
 }
 
 // AppendBitpacked appends one inline-bitpacking chunk (§7.3) to dst: the
@@ -78,7 +103,9 @@ func bitpackChunks[T word](data []byte, n int) (*pb21.CompressiveEncoding, []Chu
 	var chunks []Chunk
 	for i := 0; i < n; i += 1024 {
 		j := min(i+1024, n)
-		chunks = append(chunks, Chunk{N: uint64(j - i), Buffers: [][]byte{appendPacked(nil, vals[i:j])}})
+		w := uint64(maxWidth(vals[i:j]))
+		chunk := appendPacked(make([]byte, 0, tb/8+128*w), vals[i:j])
+		chunks = append(chunks, Chunk{N: uint64(j - i), Buffers: [][]byte{chunk}})
 	}
 	enc := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_InlineBitpacking{InlineBitpacking: &pb21.InlineBitpacking{UncompressedBitsPerValue: tb}}}
 	return enc, chunks, size
