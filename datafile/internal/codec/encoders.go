@@ -143,9 +143,9 @@ func encodeFixed(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, []Chun
 		return nil, nil, errf(ErrCorrupt, "flat", "encode", "%d values of %d bits in %d bytes", b.Num, b.Bits, len(b.Data))
 	}
 	n := int(b.Num)
-	if !opts.NoRLE && n > 0 && b.Bits >= 8 && b.Bits <= 64 {
+	if !opts.NoRLE && n > 0 && (b.Bits == 8 || b.Bits == 16 || b.Bits == 32 || b.Bits == 64) {
 		w := int(b.Bits / 8)
-		runs := countRuns(b.Data[:size], w)
+		runs := countRuns(b.Data[:size], w, int(size/4)/(w+1)+1)
 		// RLE when its values and u8 run lengths take at most a quarter of
 		// the flat size (a bit-packed page is rarely smaller then).
 		if uint64(runs*(w+1)) <= size/4 {
@@ -377,16 +377,31 @@ func encodeDictionary(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, [
 }
 
 // countRuns is the number of RLE runs (of at most 255 values) of the
-// w-byte values in data.
-func countRuns(data []byte, w int) int {
+// w-byte values in data; it stops counting past limit.
+func countRuns(data []byte, w, limit int) int {
 	runs, l := 0, 0
-	for i := 0; i < len(data); i += w {
-		if l > 0 && l < 255 && string(data[i:i+w]) == string(data[i-w:i]) {
+	var prev uint64
+	for i := 0; i+w <= len(data); i += w {
+		var v uint64
+		switch w {
+		case 1:
+			v = uint64(data[i])
+		case 2:
+			v = uint64(binary.LittleEndian.Uint16(data[i:]))
+		case 4:
+			v = uint64(binary.LittleEndian.Uint32(data[i:]))
+		default:
+			v = binary.LittleEndian.Uint64(data[i:])
+		}
+		if l > 0 && l < 255 && v == prev {
 			l++
 			continue
 		}
 		runs++
-		l = 1
+		if runs > limit {
+			return runs
+		}
+		prev, l = v, 1
 	}
 	return runs
 }

@@ -18,7 +18,20 @@ type SymbolTable struct {
 	on     bool // the encoder switch: false = strings stored verbatim
 	sym    [256]uint64
 	slen   [256]uint8
-	byHead [256][]uint8 // encoder: codes by first byte, longest first
+	enc    *fsstIndex // encoder lookup, built by index()
+}
+
+// fsstIndex finds the longest symbol at a position: symbols of ≥ 3 bytes
+// by a hash of their first 3 bytes (longest first), the best of ≤ 2 bytes
+// by the first 2 bytes directly.
+type fsstIndex struct {
+	long   [1 << 12][]uint8
+	short  [1 << 16]uint16 // code+1 of the 2-byte symbol, else of the 1-byte one; 0 = none
+	single [256]uint16     // code+1 of the 1-byte symbol
+}
+
+func hash3(b0, b1, b2 byte) uint32 {
+	return ((uint32(b0) | uint32(b1)<<8 | uint32(b2)<<16) * 0x9E3779B1) >> 20
 }
 
 // SymbolTableSize is the size of a serialized symbol table.
@@ -346,19 +359,34 @@ func TrainFSST(sample [][]byte) *SymbolTable {
 	return out
 }
 
-// index builds the encoder's lookup: codes by first byte, longest first.
+// index builds the encoder's lookup.
 func (t *SymbolTable) index() {
-	for i := range t.byHead {
-		t.byHead[i] = nil
-	}
+	x := &fsstIndex{}
+	var two [1 << 16]uint16
 	for c := 0; c < t.n; c++ {
-		h := byte(t.sym[c])
-		t.byHead[h] = append(t.byHead[h], uint8(c))
+		sym, l := t.sym[c], t.slen[c]
+		switch {
+		case l == 1:
+			x.single[byte(sym)] = uint16(c) + 1
+		case l == 2:
+			two[uint16(sym)] = uint16(c) + 1
+		default:
+			h := hash3(byte(sym), byte(sym>>8), byte(sym>>16))
+			x.long[h] = append(x.long[h], uint8(c))
+		}
 	}
-	for h := range t.byHead {
-		l := t.byHead[h]
+	for p := range x.short {
+		if two[p] != 0 {
+			x.short[p] = two[p]
+		} else {
+			x.short[p] = x.single[byte(p)]
+		}
+	}
+	for h := range x.long {
+		l := x.long[h]
 		sort.SliceStable(l, func(i, j int) bool { return t.slen[l[i]] > t.slen[l[j]] })
 	}
+	t.enc = x
 }
 
 var symMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, math.MaxUint64}
@@ -366,23 +394,33 @@ var symMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xf
 // match returns the code of the longest symbol that prefixes s and its
 // length, or length 0 if none does.
 func (t *SymbolTable) match(s []byte) (uint8, int) {
-	cands := t.byHead[s[0]]
-	if len(cands) == 0 {
+	x := t.enc
+	if len(s) >= 3 {
+		if cands := x.long[hash3(s[0], s[1], s[2])]; len(cands) > 0 {
+			var w uint64
+			if len(s) >= 8 {
+				w = binary.LittleEndian.Uint64(s)
+			} else {
+				for i := len(s) - 1; i >= 0; i-- {
+					w = w<<8 | uint64(s[i])
+				}
+			}
+			for _, c := range cands {
+				l := int(t.slen[c])
+				if l <= len(s) && w&symMask[l] == t.sym[c] {
+					return c, l
+				}
+			}
+		}
+	}
+	if len(s) >= 2 {
+		if c := x.short[uint16(s[0])|uint16(s[1])<<8]; c != 0 {
+			return uint8(c - 1), int(t.slen[c-1])
+		}
 		return 0, 0
 	}
-	var w uint64
-	if len(s) >= 8 {
-		w = binary.LittleEndian.Uint64(s)
-	} else {
-		for i := len(s) - 1; i >= 0; i-- {
-			w = w<<8 | uint64(s[i])
-		}
-	}
-	for _, c := range cands {
-		l := int(t.slen[c])
-		if l <= len(s) && w&symMask[l] == t.sym[c] {
-			return c, l
-		}
+	if c := x.single[s[0]]; c != 0 {
+		return uint8(c - 1), 1
 	}
 	return 0, 0
 }
@@ -392,6 +430,9 @@ func (t *SymbolTable) match(s []byte) (uint8, int) {
 func (t *SymbolTable) Encode(dst, src []byte) []byte {
 	if !t.on {
 		return append(dst, src...)
+	}
+	if t.enc == nil {
+		t.index()
 	}
 	for pos := 0; pos < len(src); {
 		c, l := t.match(src[pos:])
