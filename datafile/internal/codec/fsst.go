@@ -14,11 +14,11 @@ import (
 // bytes; code 255 escapes one literal byte. Its serialized form is always
 // SymbolTableSize bytes.
 type SymbolTable struct {
-	n      int
-	on     bool // the encoder switch: false = strings stored verbatim
-	sym    [256]uint64
-	slen   [256]uint8
-	enc    *fsstIndex // encoder lookup, built by index()
+	n    int
+	on   bool // the encoder switch: false = strings stored verbatim
+	sym  [256]uint64
+	slen [256]uint8
+	enc  *fsstIndex // encoder lookup, built by index()
 }
 
 // fsstIndex finds the longest symbol at a position: symbols of ≥ 3 bytes
