@@ -206,7 +206,7 @@ func encodeVariable(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, []C
 		t := TrainFSST(vals)
 		comp := make([][]byte, len(vals))
 		var ctotal int
-		var arena []byte
+		arena := make([]byte, 0, total+total/4+16)
 		for i, v := range vals {
 			start := len(arena)
 			arena = t.Encode(arena, v)
