@@ -46,14 +46,20 @@ func TestHostileLengthsAreBounded(t *testing.T) {
 		{"§7.14 constant count 2^40", func() error { _, err := DecodeBlock(constant, nil, 1<<40, lim); return err }, ErrLimit},
 		{"§7.1 flat count overflow", func() error { _, err := DecodeMiniBlock(flatEnc(64), [][]byte{{1}}, 1<<62, lim); return err }, ErrCorrupt},
 		{"§7.1 flat of 7 bits", func() error { _, err := DecodeMiniBlock(flatEnc(7), [][]byte{{1}}, 1, lim); return err }, ErrUnsupported},
-		{"§7.2 variable offsets count 2^63", func() error { _, err := DecodeMiniBlock(variableEnc(32), [][]byte{make([]byte, 8)}, 1<<63, lim); return err }, ErrCorrupt},
+		{"§7.2 variable offsets count 2^63", func() error {
+			_, err := DecodeMiniBlock(variableEnc(32), [][]byte{make([]byte, 8)}, 1<<63, lim)
+			return err
+		}, ErrCorrupt},
 		{"§7.2 variable block data_start past the end", func() error {
 			b := []byte{32, 0, 0, 0, 200, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 			_, err := DecodeBlock(variableEnc(32), b, 1, lim)
 			return err
 		}, ErrCorrupt},
 		{"§7.7 fsst table without magic", func() error { _, err := DecodeMiniBlock(fsst, [][]byte{make([]byte, 8)}, 1, lim); return err }, ErrCorrupt},
-		{"missing compression variant", func() error { _, err := DecodeMiniBlock(&pb21.CompressiveEncoding{}, [][]byte{{1}}, 1, lim); return err }, ErrCorrupt},
+		{"missing compression variant", func() error {
+			_, err := DecodeMiniBlock(&pb21.CompressiveEncoding{}, [][]byte{{1}}, 1, lim)
+			return err
+		}, ErrCorrupt},
 		{"levels of 32 bits", func() error { _, err := DecodeLevels(flatEnc(32), make([]byte, 8), 2, lim); return err }, ErrCorrupt},
 	}
 	for _, c := range cases {
