@@ -37,6 +37,9 @@ type Transaction struct {
 	del *deleteState
 	// clone is the source of a Clone.
 	clone *CloneSpec
+	// pending are keys written without fsync that the commit point makes
+	// durable before the manifest (commit/durable.go).
+	pending []pendingKey
 }
 
 func newTxn(readVersion uint64) *Transaction {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"runtime/pprof"
 )
 
 func main() {
@@ -24,7 +25,20 @@ func main() {
 	list := flag.Bool("list", false, "list the workloads and exit")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	quiet := flag.Bool("q", false, "no progress lines")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (the lancekeeper side) to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *list {
 		for _, w := range Workloads() {
 			fmt.Printf("%-32s vs %-10s %s\n", w.Name, w.Base, w.About)
@@ -59,6 +73,7 @@ func main() {
 	}
 	for _, r := range res {
 		if r.Err != nil {
+			pprof.StopCPUProfile()
 			os.Exit(1)
 		}
 	}
