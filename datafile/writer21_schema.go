@@ -202,6 +202,10 @@ func (w *Writer) buildSchema21(opts WriterOptions) error {
 		case *arrow.LargeListType:
 			children, node.list, fld.Encoding, leaf = []arrow.Field{t.ElemField()}, true, 1, nil
 		case *arrow.MapType:
+			if w.version == V2_1 {
+				// Lance 12: "Map data type is not enabled by the selected file format".
+				return fmt.Errorf("%w: field %q: map columns need storage version 2.2 (Lance 12 refuses them in 2.1)", ErrInvalidSchema, name)
+			}
 			children, node.list, fld.Encoding, leaf = []arrow.Field{t.ElemField()}, true, 1, nil
 		case *arrow.NullType:
 			leaf.kind = lkNull21

@@ -15,6 +15,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -26,17 +27,20 @@ import (
 
 	"github.com/lancekeeper/lancekeeper/commit"
 	"github.com/lancekeeper/lancekeeper/datafile"
+	"github.com/lancekeeper/lancekeeper/manifest"
+	"github.com/lancekeeper/lancekeeper/manifest/pb"
+	"github.com/lancekeeper/lancekeeper/seedio"
 	"github.com/lancekeeper/lancekeeper/store"
 	"github.com/lancekeeper/lancekeeper/tests/peerlance"
 )
 
 // schema21 has one column per kind of value the 2.1+ writer stores,
 // including the nested shapes 2.0 cannot express.
-func schema21() *arrow.Schema {
+func schema21(version string) *arrow.Schema {
 	f := func(name string, dt arrow.DataType) arrow.Field {
 		return arrow.Field{Name: name, Type: dt, Nullable: name != "id"}
 	}
-	return arrow.NewSchema([]arrow.Field{
+	fields := []arrow.Field{
 		f("id", arrow.PrimitiveTypes.Int64),
 		f("i8", arrow.PrimitiveTypes.Int8), f("i16", arrow.PrimitiveTypes.Int16), f("i32", arrow.PrimitiveTypes.Int32),
 		f("u8", arrow.PrimitiveTypes.Uint8), f("u16", arrow.PrimitiveTypes.Uint16), f("u32", arrow.PrimitiveTypes.Uint32),
@@ -56,8 +60,11 @@ func schema21() *arrow.Schema {
 		f("fsl", arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32)),
 		f("st", arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true}, arrow.Field{Name: "y", Type: arrow.BinaryTypes.String, Nullable: true})),
 		f("lst", arrow.ListOf(arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, arrow.Field{Name: "t", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true}))),
-		f("m", arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32)),
-	}, nil)
+	}
+	if version != "2.1" { // Lance 12 refuses maps in 2.1 files
+		fields = append(fields, f("m", arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32)))
+	}
+	return arrow.NewSchema(fields, nil)
 }
 
 // randomValue appends one random value (or null, for nullable builders) to b.
@@ -165,8 +172,8 @@ func randomValue(rng *mrand.Rand, b array.Builder, nullable bool, id int64) {
 	}
 }
 
-func batch21(rng *mrand.Rand, first int64, n int) arrow.RecordBatch {
-	schema := schema21()
+func batch21(rng *mrand.Rand, version string, first int64, n int) arrow.RecordBatch {
+	schema := schema21(version)
 	b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
 	defer b.Release()
 	for r := range n {
@@ -177,44 +184,60 @@ func batch21(rng *mrand.Rand, first int64, n int) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
-// appendWithSeedsNoFlag writes rec as 2.1+ files with v1 seeds on every
-// column and commits them as an Append without FLAG_ZONE_WRITE_SEEDS (the
-// files carry seeds; the table does not reference them), so that Lance 12
-// still opens the table.
-func appendWithSeedsNoFlag(ctx context.Context, t *testing.T, st *store.Store, rec arrow.RecordBatch, model modelRows) {
+// appendWithSeedsNoFlag writes rec as one 2.1+ data file with v0 seeds
+// (the layout Lance 12 itself writes and that needs no feature flag, R62)
+// on every column and commits it as an Append, so that Lance 12 still
+// opens the table. It checks that seeds verify proves the seeds sound.
+func appendWithSeedsNoFlag(ctx context.Context, t *testing.T, st *store.Store, rec arrow.RecordBatch, version datafile.FileVersion, model modelRows) {
 	t.Helper()
-	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+	root := strings.TrimSuffix(st.KeyPrefix(), "/")
+	head, _, err := manifest.LoadLatest(ctx, st.Bucket(), root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rdr.Release()
-	w, err := commit.WriteFragments(ctx, st, rdr, commit.WriteOptions{Mode: commit.ModeAppend, SeedAllColumns: true, PageSize: 4096,
-		RowsPerZone: 100, Commit: commit.Options{EnableZoneWriteSeeds: true}})
+	var ids []int32
+	for _, f := range head.Manifest.GetFields() {
+		ids = append(ids, f.GetId())
+	}
+	path := manifest.DataDir + "/" + commit.NewDataFileName()
+	sw, err := st.NewWriter(ctx, path)
 	if err != nil {
-		t.Fatalf("WriteFragments: %v", err)
+		t.Fatal(err)
+	}
+	w, err := datafile.NewWriter(sw, rec.Schema(), datafile.WriterOptions{Version: version, FieldIDs: ids, SeedAllColumns: true,
+		SeedVersion0: true, PageSize: 4096, Seed: seedio.CollectorOptions{RowsPerZone: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
 	}
 	seeded := 0
-	for _, f := range w.Files {
-		for _, s := range f.Seeds {
-			if s.BufferIndex != 0 && s.Err == nil {
-				seeded++
-			}
+	for _, s := range r.Seeds {
+		if s.BufferIndex != 0 && s.Err == nil {
+			seeded++
 		}
 	}
-	if seeded == 0 {
-		t.Fatalf("no seed was written: %+v", w.Files)
+	if seeded < 20 {
+		t.Fatalf("only %d seeds written: %+v", seeded, r.Seeds)
 	}
-	res, err := commit.Commit(ctx, st, commit.NewAppend(w.ReadVersion, w.Fragments), commit.Options{})
+	frag := &pb.DataFragment{PhysicalRows: r.NumRows, Files: []*pb.DataFile{{Path: strings.TrimPrefix(path, manifest.DataDir+"/"),
+		Fields: r.Fields, ColumnIndices: r.ColumnIndices, FileMajorVersion: r.FileMajorVersion, FileMinorVersion: r.FileMinorVersion,
+		FileSizeBytes: r.FileSizeBytes}}}
+	res, err := commit.Commit(ctx, st, commit.NewAppend(head.Manifest.GetVersion(), []*pb.DataFragment{frag}), commit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rows := canonicalRows(t, rec)
-	next := 0
-	for i, f := range w.Files {
-		for off := uint64(0); off < f.Rows; off++ {
-			model[res.FragmentIDs[i]<<32|off] = rows[next]
-			next++
-		}
+	for off := range rows {
+		model[res.FragmentIDs[0]<<32|uint64(off)] = rows[off]
 	}
 }
 
@@ -231,10 +254,10 @@ func TestUsToLance21_R_W1_W14_EveryTypeReadByLance12(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := localStore(ctx, t, dir)
-			cols := columnNames(schema21())
+			cols := columnNames(schema21(version))
 			model := modelRows{}
 
-			rec1 := batch21(rng, 0, 1500)
+			rec1 := batch21(rng, version, 0, 1500)
 			defer rec1.Release()
 			w1 := writeOurs(ctx, t, st, rec1, commit.WriteOptions{Mode: commit.ModeCreate, DataStorageVersion: version, PageSize: 4096, MaxRowsPerFile: 1000}, model)
 			if got := w1.Manifest.GetDataFormat().GetVersion(); got != version {
@@ -253,17 +276,17 @@ func TestUsToLance21_R_W1_W14_EveryTypeReadByLance12(t *testing.T) {
 			}
 			requireLanceRows(ctx, t, p, dir, "our create", model, cols)
 
-			rec2 := batch21(rng, 10000, 700)
+			rec2 := batch21(rng, version, 10000, 700)
 			defer rec2.Release()
 			writeOurs(ctx, t, st, rec2, commit.WriteOptions{Mode: commit.ModeAppend}, model)
 			requireLanceRows(ctx, t, p, dir, "our append", model, cols)
 
-			rec3 := batch21(rng, 20000, 300)
+			rec3 := batch21(rng, version, 20000, 300)
 			defer rec3.Release()
-			appendWithSeedsNoFlag(ctx, t, st, rec3, model)
+			appendWithSeedsNoFlag(ctx, t, st, rec3, map[string]datafile.FileVersion{"2.1": datafile.V2_1, "2.2": datafile.V2_2}[version], model)
 			requireLanceRows(ctx, t, p, dir, "our append with seeds in the files", model, cols)
 
-			rec4 := batch21(rng, 30000, 200)
+			rec4 := batch21(rng, version, 30000, 200)
 			defer rec4.Release()
 			lanceAppend(ctx, t, p, dir, rec4, model)
 			if _, err := p.Optimize(ctx, dir); err != nil {
