@@ -67,6 +67,10 @@ type WriterOptions struct {
 	// store every field Arrow can express in them (lists, maps, structs
 	// with nulls, dictionaries, decimals, fixed_size_binary, null).
 	Version FileVersion
+	// NoCompression keeps 2.1+ values in the plain forms of spec 2.1 §8.1
+	// (flat, variable) instead of bit-packing integers and FSST-compressing
+	// text where that is smaller.
+	NoCompression bool
 }
 
 // SeedResult reports the seed of one requested column.
@@ -196,8 +200,9 @@ type Writer struct {
 
 	// version is the file's storage version; leaves are the columns of a
 	// 2.1+ file (nil for 2.0).
-	version FileVersion
-	leaves  []*leaf21
+	version       FileVersion
+	leaves        []*leaf21
+	noCompression bool
 
 	// userBuffers are the extra global buffers added with AddGlobalBuffer;
 	// they take indexes 1..len(userBuffers), before the seed buffers.
@@ -228,7 +233,7 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 	if ps < 1 || ps > MaxPageSize {
 		return nil, fmt.Errorf("%w: page size %d is outside 1..%d", ErrInvalidSchema, ps, MaxPageSize)
 	}
-	wr := &Writer{out: bufio.NewWriterSize(w, 1<<20), schema: schema, pageSize: ps, version: opts.Version}
+	wr := &Writer{out: bufio.NewWriterSize(w, 1<<20), schema: schema, pageSize: ps, version: opts.Version, noCompression: opts.NoCompression}
 	switch opts.Version {
 	case 0, V2_0:
 		wr.version = V2_0

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/lancekeeper/lancekeeper/datafile/internal/codec"
 	"github.com/lancekeeper/lancekeeper/datafile/internal/pb21"
 )
 
@@ -661,10 +662,22 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 			fslValidity = !bitutil.BitIsSet(l.ivalid, k)
 		}
 	}
-	chunks := l.chunks21(e0, e1, s0, s1)
+	chunks, chunkVals, valueEnc, err := w.compressedChunks21(l, e0, e1, s0, s1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if chunks == nil {
+		chunks = l.chunks21(e0, e1, s0, s1)
+		valueEnc = l.valueCompression21(fslValidity)
+	}
 	var words, data, repIdx []byte
 	for ci, c := range chunks {
-		vb := l.valueBuffers21(c.s0, c.s1, fslValidity)
+		var vb [][]byte
+		if chunkVals != nil {
+			vb = chunkVals[ci]
+		} else {
+			vb = l.valueBuffers21(c.s0, c.s1, fslValidity)
+		}
 		var rb, db []byte
 		if rep != nil {
 			rb = u16s(nil, rep[c.e0-e0:c.e1-e0])
@@ -738,10 +751,14 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 			repIdx = binary.LittleEndian.AppendUint64(repIdx, 0)
 		}
 	}
+	numBuffers := len(l.valueBuffers21(s0, s0, fslValidity))
+	if chunkVals != nil && len(chunkVals) > 0 {
+		numBuffers = len(chunkVals[0])
+	}
 	mb := &pb21.MiniBlockLayout{
-		ValueCompression: l.valueCompression21(fslValidity),
+		ValueCompression: valueEnc,
 		Layers:           layers,
-		NumBuffers:       uint64(len(l.valueBuffers21(s0, s0, fslValidity))),
+		NumBuffers:       uint64(numBuffers),
 		NumItems:         uint64(s1 - s0),
 		HasLargeChunk:    large,
 	}
@@ -758,6 +775,69 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 	}
 	_ = rows
 	return bufs, &pb21.PageLayout{Layout: &pb21.PageLayout_MiniBlockLayout{MiniBlockLayout: mb}}, nil
+}
+
+// compressedChunks21 compresses the values of a page without lists with
+// the codec's encoders (bit-packing for integers, FSST for text; spec 2.1
+// §7.3, §7.7), which also choose the chunking. It returns nil chunks when
+// the page's values keep the plain forms (fixed_size_list, null, lists,
+// or compression disabled).
+func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [][][]byte, *pb21.CompressiveEncoding, error) {
+	if l.nlists > 0 || w.noCompression || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
+		return nil, nil, nil, nil
+	}
+	n := s1 - s0
+	var b codec.Block
+	switch l.kind {
+	case lkFixed21:
+		bw := l.width / 8
+		b = codec.Block{Kind: codec.Fixed, Num: uint64(n), Bits: uint64(l.width), Data: l.vals[s0*bw : s1*bw]}
+	case lkBool21:
+		b = codec.Block{Kind: codec.Fixed, Num: uint64(n), Bits: 1, Data: copyBits(l.vals, s0, n)}
+	case lkVar21:
+		ob := uint64(32)
+		if l.off64 {
+			ob = 64
+		}
+		start := uint64(0)
+		if s0 > 0 {
+			start = l.ends[s0-1]
+		}
+		offs := make([]byte, 0, (n+1)*int(ob/8))
+		put := func(v uint64) {
+			if ob == 32 {
+				offs = binary.LittleEndian.AppendUint32(offs, uint32(v))
+			} else {
+				offs = binary.LittleEndian.AppendUint64(offs, v)
+			}
+		}
+		put(0)
+		end := start
+		for k := s0; k < s1; k++ {
+			put(l.ends[k] - start)
+			end = l.ends[k]
+		}
+		if ob == 32 && end-start > 1<<31-1 {
+			return nil, nil, nil, nil
+		}
+		b = codec.Block{Kind: codec.Variable, Num: uint64(n), OffsetBits: ob, Offsets: offs, Data: l.data[start:end]}
+	}
+	enc, cs, err := codec.EncodeMiniBlock(b, codec.EncodeOptions{Minor: int(w.version.Minor())})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+	}
+	chunks := make([]chunk21, len(cs))
+	vals := make([][][]byte, len(cs))
+	at := 0
+	for i, c := range cs {
+		chunks[i] = chunk21{e0 + at, e0 + at + int(c.N), s0 + at, s0 + at + int(c.N)}
+		vals[i] = c.Buffers
+		at += int(c.N)
+	}
+	if at != n {
+		return nil, nil, nil, fmt.Errorf("datafile: column %q: the encoder chunked %d of %d values", l.name, at, n)
+	}
+	return chunks, vals, enc, nil
 }
 
 // encodeColumnMetadata21 serializes a 2.1+ column: encoding "values", then
