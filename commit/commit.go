@@ -213,6 +213,9 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		return nil, fmt.Errorf("%w: transaction has no operation", ErrInvalidTransaction)
 	}
 	d := &dataset{st: st, root: st.KeyPrefix(), files: map[uint64]*manifest.File{}}
+	if k := t.known; k != nil && k.Manifest != nil {
+		d.files[k.Manifest.GetVersion()] = k
+	}
 	if t.clone != nil {
 		return commitClone(ctx, d, t, opts)
 	}

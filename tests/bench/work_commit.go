@@ -13,6 +13,10 @@ import (
 	"github.com/lancekeeper/lancekeeper/tests/peerlance"
 )
 
+// storageVersion is the data storage version of the benchmark tables, the
+// same on both sides (Lance 12's and lancekeeper's default for new tables).
+const storageVersion = "2.2"
+
 // commitAppends is the number of 10-row appends per round (per process).
 func commitAppends(env *Env) int {
 	if env.Short {
@@ -64,7 +68,7 @@ func createOurs(ctx context.Context, dir string, recs []arrow.RecordBatch) error
 		return err
 	}
 	defer rdr.Release()
-	_, err = commit.WriteArrow(ctx, st, rdr, commit.WriteOptions{Mode: commit.ModeCreate})
+	_, err = commit.WriteArrow(ctx, st, rdr, commit.WriteOptions{Mode: commit.ModeCreate, DataStorageVersion: storageVersion})
 	return err
 }
 
@@ -97,7 +101,7 @@ func setupCommit1(ctx context.Context, env *Env) (*Pair, error) {
 		Base: func(ctx context.Context) (Sample, error) {
 			round++
 			ds := filepath.Join(dir, fmt.Sprintf("lance-%d.lance", round))
-			if _, err := p.Create(ctx, ds, ipc, peerlance.CreateOptions{StorageVersion: "2.0"}); err != nil {
+			if _, err := p.Create(ctx, ds, ipc, peerlance.CreateOptions{StorageVersion: storageVersion}); err != nil {
 				return Sample{}, err
 			}
 			return LanceTimed(ctx, p, "bench-append", ds, "--ipc", ipc, "--n", fmt.Sprint(n))
