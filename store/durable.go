@@ -181,6 +181,11 @@ func (s *Store) CreateIfAbsentAfter(ctx context.Context, key string, data []byte
 		paths = append(paths, s.localPath(k))
 	}
 	final := s.localPath(key)
+	// A writer that lost the race already need not pay for the batch: the
+	// link below still decides when the name appears in between.
+	if _, err := os.Lstat(final); err == nil {
+		return s.wrap("create", key, fmt.Errorf("%w: %s", ErrAlreadyExists, final))
+	}
 	f, err := createTempDir(final)
 	if err != nil {
 		return s.wrap("create", key, err)

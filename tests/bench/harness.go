@@ -296,6 +296,21 @@ func runOne(ctx context.Context, env *Env, w Workload, rounds int, logf func(str
 			}
 		}()
 	}
+	// One unrecorded round of each side first (not in -short): processes
+	// just started (node loading Lance, workers) and cold caches would
+	// otherwise land in the first recorded round.
+	if !env.Short {
+		for _, fn := range []func(context.Context) (Sample, error){pair.Ours, pair.Base} {
+			if fn == nil {
+				continue
+			}
+			if _, err := fn(ctx); err != nil {
+				r.Err = fmt.Errorf("warm-up: %w", err)
+				return r
+			}
+		}
+		logf("   warm-up done")
+	}
 	for i := range rounds {
 		sides := []struct {
 			name string

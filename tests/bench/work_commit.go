@@ -101,11 +101,17 @@ func setupCommit1(ctx context.Context, env *Env) (*Pair, error) {
 		Base: func(ctx context.Context) (Sample, error) {
 			round++
 			ds := filepath.Join(dir, fmt.Sprintf("lance-%d.lance", round))
-			if _, err := p.Create(ctx, ds, ipc, peerlance.CreateOptions{StorageVersion: storageVersion}); err != nil {
+			if err := createLance(ctx, p, ds, ipc); err != nil {
 				return Sample{}, err
 			}
 			return LanceTimed(ctx, p, "bench-append", ds, "--ipc", ipc, "--n", fmt.Sprint(n))
 		},
 		Close: func() error { releaseAll(recs); return nil },
 	}, nil
+}
+
+// createLance creates a table at ds with Lance 12 from an IPC file.
+func createLance(ctx context.Context, p *peerlance.Peer, ds, ipc string) error {
+	_, err := p.Create(ctx, ds, ipc, peerlance.CreateOptions{StorageVersion: storageVersion})
+	return err
 }
