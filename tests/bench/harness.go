@@ -404,3 +404,6 @@ func writeTable(out io.Writer, results []Result) {
 	}
 	tw.Flush()
 }
+
+func now() time.Time                   { return time.Now() }
+func since(t time.Time) time.Duration { return time.Since(t) }
