@@ -883,6 +883,9 @@ func (pc *pageCtx) constant(cl *pb21.ConstantLayout, a, b uint64, ls *leafStream
 		// No level buffers: one entry per row, every row the scalar, or
 		// (all-null) every row null at the innermost nullable layer (lists:
 		// the outermost null list).
+		if err := pc.r.budget.take(mulSat(b-a, 8), pc.sec); err != nil {
+			return err
+		}
 		n := int(b - a)
 		e0, e1 = 0, n
 		if li.maxRep > 0 {
@@ -916,6 +919,11 @@ func (pc *pageCtx) constant(cl *pb21.ConstantLayout, a, b uint64, ls *leafStream
 	}
 	if err := pc.r.budget.take(uint64(e1-e0)*4, pc.sec); err != nil {
 		return err
+	}
+	if hasScalar && levelBuf < 0 {
+		if err := pc.r.budget.take(mulSat(uint64(e1-e0), max(ls.vals.bits/8, 8)), pc.sec); err != nil {
+			return err
+		}
 	}
 	ls.appendLevels(repPart, defPart, e1-e0)
 	ls.rows += b - a

@@ -3,6 +3,7 @@ package datafile
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -147,6 +148,7 @@ func (s *valueSink) appendBlock(b *codec.Block, from, to uint64) error {
 		}
 		base := int64(len(s.data)) - int64(start)
 		prev := start
+		s.offs = slices.Grow(s.offs, int(n))
 		for i := from + 1; i <= to; i++ {
 			o := b.Offset(i)
 			if o < prev || o > end {
