@@ -485,6 +485,18 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 	if err != nil {
 		return err
 	}
+	var nv uint64
+	for _, c := range chunks[c0 : c1+1] {
+		nv += c.nvals
+	}
+	est := uint64(len(span)) * 2
+	if ls.vals.kind == codec.Fixed {
+		est = nv * ls.vals.bits / 8
+	}
+	if err := pc.r.budget.take(est, pc.sec); err != nil {
+		return err
+	}
+	ls.vals.reserve(nv, est)
 	dcs := make([]decodedChunk, 0, c1-c0+1)
 	var totalLevels int
 	for ci := c0; ci <= c1; ci++ {

@@ -93,6 +93,18 @@ func (s *valueSink) take(n uint64) error {
 	return s.budget.take(n, "decoded values")
 }
 
+// reserve grows the sink for about n more values of dataBytes bytes, so
+// that pages append without repeated reallocation.
+func (s *valueSink) reserve(n, dataBytes uint64) {
+	const maxReserve = 1 << 28
+	if s.kind == codec.Variable && n < maxReserve {
+		s.offs = slices.Grow(s.offs, int(n))
+	}
+	if (s.kind == codec.Variable || s.kind == codec.Fixed) && dataBytes < maxReserve {
+		s.data = slices.Grow(s.data, int(dataBytes))
+	}
+}
+
 // appendBlock appends values [from, to) of a decoded block.
 func (s *valueSink) appendBlock(b *codec.Block, from, to uint64) error {
 	if from > to || to > b.Num {

@@ -5,7 +5,9 @@
 //
 //	go test -run '^$' -bench BenchmarkDecodeVsLance ./tests/decodebench/
 //
-// LANCEKEEPER_DECODE_BENCH_ROWS sets the table size (default 1 Mi rows).
+// LANCEKEEPER_DECODE_BENCH_ROWS sets the table size (default 1 Mi rows);
+// LANCEKEEPER_DECODE_BENCH_DIR keeps the Lance table in that directory
+// (created on the first run) so our side can be profiled on its own.
 package decodebench
 
 import (
@@ -106,7 +108,15 @@ func BenchmarkDecodeVsLance(b *testing.B) {
 	p := peerlance.ServeForTest(b)
 	rows := benchRows()
 	dir := filepath.Join(b.TempDir(), "t.lance")
-	path := table(b, p, dir, rows)
+	if keep := os.Getenv("LANCEKEEPER_DECODE_BENCH_DIR"); keep != "" {
+		dir = keep // reuse (or create once) the table there, for profiling
+	}
+	var path string
+	if files, _ := filepath.Glob(filepath.Join(dir, "data", "*.lance")); len(files) == 1 {
+		path = files[0]
+	} else {
+		path = table(b, p, dir, rows)
+	}
 	bucket, err := fileblob.OpenBucket(filepath.Dir(path), nil)
 	if err != nil {
 		b.Fatal(err)
