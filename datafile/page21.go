@@ -314,7 +314,7 @@ type mbChunk struct {
 type decodedChunk struct {
 	rep, def []uint16
 	nlevels  int
-	vals     codec.Block
+	bufs     [][]byte // value buffers, decoded when the chunk's values are needed
 	nvals    uint64
 }
 
@@ -539,16 +539,26 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 	}
 	ls.appendLevels(repPart, defPart, e1-e0)
 	ls.rows += b - a
-	// Values [v0, v1) over the chunks.
+	// Values [v0, v1) over the chunks: only chunks holding some are
+	// decoded, each copied out before the next (the decoder reuses its
+	// output buffer).
 	var base uint64
+	dec := pc.r.codec()
 	for i := range dcs {
 		dc := &dcs[i]
 		lo, hi := max(v0, base), min(v1, base+dc.nvals)
 		if lo < hi {
+			vals, err := dec.MiniBlock(mb.GetValueCompression(), dc.bufs, dc.nvals)
+			if err != nil {
+				return pc.wrap(fmt.Errorf("chunk %d values: %w", c0+i, err))
+			}
+			if vals.Num != dc.nvals {
+				return pc.errf(ErrMalformed, "chunk %d: decoded %d values, the chunk holds %d", c0+i, vals.Num, dc.nvals)
+			}
 			if dict != nil {
-				err = ls.vals.appendDict(dict, &dc.vals, lo-base, hi-base)
+				err = ls.vals.appendDict(dict, &vals, lo-base, hi-base)
 			} else {
-				err = ls.vals.appendBlock(&dc.vals, lo-base, hi-base)
+				err = ls.vals.appendBlock(&vals, lo-base, hi-base)
 			}
 			if err != nil {
 				return pc.wrap(fmt.Errorf("chunk %d: %w", c0+i, err))
@@ -639,12 +649,12 @@ func (pc *pageCtx) decodeChunk(mb *pb21.MiniBlockLayout, li *layerInfo, ch []byt
 	}
 	var err error
 	if hasRep {
-		if dc.rep, err = codec.DecodeLevels(mb.GetRepCompression(), repB, nl, pc.r.limits()); err != nil {
+		if dc.rep, err = pc.r.codec().Levels(mb.GetRepCompression(), repB, nl); err != nil {
 			return dc, pc.wrap(fmt.Errorf("chunk %d rep levels: %w", ci, err))
 		}
 	}
 	if hasDef {
-		if dc.def, err = codec.DecodeLevels(mb.GetDefCompression(), defB, nl, pc.r.limits()); err != nil {
+		if dc.def, err = pc.r.codec().Levels(mb.GetDefCompression(), defB, nl); err != nil {
 			return dc, pc.wrap(fmt.Errorf("chunk %d def levels: %w", ci, err))
 		}
 	}
@@ -658,12 +668,7 @@ func (pc *pageCtx) decodeChunk(mb *pb21.MiniBlockLayout, li *layerInfo, ch []byt
 		return bad("%d levels for %d values without repetition", nl, nvals)
 	}
 	dc.nvals = nvals
-	if dc.vals, err = codec.DecodeMiniBlock(mb.GetValueCompression(), bufs, nvals, pc.r.limits()); err != nil {
-		return dc, pc.wrap(fmt.Errorf("chunk %d values: %w", ci, err))
-	}
-	if dc.vals.Num != nvals {
-		return bad("decoded %d values, the chunk holds %d", dc.vals.Num, nvals)
-	}
+	dc.bufs = bufs
 	return dc, nil
 }
 

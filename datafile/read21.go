@@ -24,6 +24,18 @@ type reader21 struct {
 	budget *budget
 	mem    memory.Allocator
 	leafOf map[int]int // leaf field index -> column
+	dec    *codec.Decoder
+}
+
+// codec returns the reader's reusing codec decoder: its zstd state and FSST
+// tables are kept across chunks and pages, and every call's output is valid
+// only until the next call (callers copy the values out at once).
+func (r *reader21) codec() *codec.Decoder {
+	if r.dec == nil {
+		r.dec = codec.NewDecoder(r.limits())
+		r.dec.Reuse()
+	}
+	return r.dec
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
@@ -294,7 +306,7 @@ func (ls *leafStream) slots(i int) []int32 {
 		}
 		exists[d] = ok
 	}
-	out := make([]int32, 0)
+	out := make([]int32, 0, ls.n)
 	for e := 0; e < ls.n; e++ {
 		if ls.rep != nil && int(ls.rep[e]) < start {
 			continue
@@ -350,7 +362,20 @@ func (a *assembler) node(fi int, dt arrow.DataType, depth int) (arrow.ArrayData,
 		}
 		var valid []byte
 		nulls := 0
-		if ls.def != nil {
+		if ls.def != nil && ls.rep == nil && i == 0 && len(ls.li.layers) == 1 {
+			// Flat column: every entry is a value slot; valid iff def 0.
+			if uint64(ls.n) != ls.vals.n {
+				return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%d entries but %d values", ls.n, ls.vals.n)
+			}
+			valid = make([]byte, (ls.n+7)/8)
+			for e, dv := range ls.def[:ls.n] {
+				if dv == 0 {
+					valid[e>>3] |= 1 << (e & 7)
+				} else {
+					nulls++
+				}
+			}
+		} else if ls.def != nil {
 			slots := ls.slots(i)
 			if uint64(len(slots)) != ls.vals.n {
 				return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%d visible entries but %d values", len(slots), ls.vals.n)
@@ -460,6 +485,11 @@ func (f *File) readRows21(ctx context.Context, fields []int, afs []arrow.Field, 
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if r.dec != nil {
+			r.dec.Close()
+		}
+	}()
 	cols := make([]arrow.Array, 0, len(fields))
 	for i, fi := range fields {
 		d, err := r.field(fi, afs[i].Type, ranges, total)
