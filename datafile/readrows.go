@@ -59,6 +59,9 @@ func (f *File) ReadRows(ctx context.Context, req ReadRequest) (arrow.RecordBatch
 	}
 	var total uint64
 	for i, r := range ranges {
+		if req.Ranges == nil && f.numRows == 0 {
+			break // a file without rows: every row is no row
+		}
 		if r.End <= r.Start || r.End > f.numRows || (i > 0 && r.Start < ranges[i-1].End) {
 			return nil, fmt.Errorf("datafile: %s: ReadRows: range %d [%d, %d) is empty, unsorted, overlapping or past the file's %d rows",
 				f.path, i, r.Start, r.End, f.numRows)
