@@ -248,6 +248,20 @@ func (l *leaf21) shred(a arrow.Array) {
 		}
 		l.slots += n
 		return
+	case l.kind == lkVar21 && !clean:
+		// Valid rows' bytes only; null rows get empty slots.
+		off := data.Offset()
+		l.ends = reserve(l.ends, n)
+		src := data.Buffers()[2].Bytes()
+		for i, c := range codes {
+			if c == 0 {
+				s, e := binaryBounds(data, off+i)
+				l.data = append(l.data, src[s:e]...)
+			}
+			l.ends = append(l.ends, uint64(len(l.data)))
+		}
+		l.slots += n
+		return
 	case l.kind == lkVar21 && clean:
 		off := data.Offset()
 		s, _ := binaryBounds(data, off)
