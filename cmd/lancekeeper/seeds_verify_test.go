@@ -18,7 +18,7 @@ import (
 // the data file so that it excludes a real value (the seed still
 // validates), names that zone and value with exit 4 (issue 12 item 3).
 func TestSeedsVerify_R30_AlteredBoundIsUnsound(t *testing.T) {
-	for _, version := range []string{"2.0"} {
+	for _, version := range []string{"2.0", "2.1", "2.2"} {
 		t.Run(version, func(t *testing.T) {
 			tmp := t.TempDir()
 			in := filepath.Join(tmp, "in.arrow")
@@ -100,5 +100,22 @@ func TestSeedsVerify_R30_AlteredBoundIsUnsound(t *testing.T) {
 				t.Fatalf("missing dataset: exit %d", code)
 			}
 		})
+	}
+}
+
+// TestSeedsVerify_CorpusV0SeedsAreSound: the v0 seeds Lance 12 wrote into
+// the 2.2 files of the corpus table seeds_v0_zonemap are proven sound at
+// every version (R62: v0 seeds need no flag).
+func TestSeedsVerify_CorpusV0SeedsAreSound(t *testing.T) {
+	ds := filepath.Join(repoRoot(t), "..", "shared", "lance-corpus", "lance12", "seeds_v0_zonemap.lance")
+	if _, err := os.Stat(ds); err != nil {
+		if os.Getenv("LANCEKEEPER_REQUIRE_PEER") == "1" {
+			t.Fatalf("corpus missing: %v", err)
+		}
+		t.Skipf("corpus missing: %v", err)
+	}
+	code, out, errs := runCLI(t, "seeds", "verify", ds)
+	if code != exitOK || !strings.Contains(out, "24 sound, 0 unsound, 0 unusable, 0 unverified") || !strings.Contains(out, "lst  v0  sound") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
 	}
 }
