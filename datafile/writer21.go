@@ -298,8 +298,11 @@ func allZero(s []uint16) bool {
 // write21 shreds rec into the leaf columns and flushes full pages.
 func (w *Writer) write21(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
-	for start := 0; start < n; start += shredRows {
-		end := min(n, start+shredRows)
+	// Small pages (tests, tiny PageSize) need small steps to be cut near
+	// their size; the default 8 MiB pages take 64 Ki rows at a time.
+	step := min(shredRows, max(64, w.pageSize/16))
+	for start := 0; start < n; start += step {
+		end := min(n, start+step)
 		for _, l := range w.leaves {
 			a := rec.Column(l.top)
 			if start != 0 || end != n {
