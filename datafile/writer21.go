@@ -403,8 +403,10 @@ func (l *leaf21) varBytes(s0, s1 int) int {
 }
 
 // layers21 computes the page's layers and the def value of each absent
-// code (spec 2.1 §3.2): a layer is nullable / emptyable only if the page
-// holds such an entry.
+// code (spec 2.1 §3.2). Layers follow the schema so that every page of a
+// column has the same ones: a nullable field gives a NULLABLE layer, every
+// list layer may be empty; a page holding a null a non-nullable field
+// should not have (Arrow allows it physically) widens its layer.
 func (l *leaf21) layers21(codes []uint16) ([]pb21.RepDefLayer, []uint16, int) {
 	depth := len(l.path)
 	hasNull := make([]bool, depth)
@@ -418,6 +420,11 @@ func (l *leaf21) layers21(codes []uint16) ([]pb21.RepDefLayer, []uint16, int) {
 				hasEmpty[L] = true
 			}
 		}
+	}
+	for L := range depth {
+		n := l.path[depth-1-L]
+		hasNull[L] = hasNull[L] || n.nullable
+		hasEmpty[L] = hasEmpty[L] || n.list
 	}
 	layers := make([]pb21.RepDefLayer, depth)
 	defOf := make([]uint16, 2*depth+1)
