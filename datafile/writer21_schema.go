@@ -27,8 +27,9 @@ const (
 
 // pathNode is one schema level on a leaf's path, outermost first.
 type pathNode struct {
-	list  bool // list, large_list or map (a LIST layer); else an ITEM layer
-	child int  // struct: index of the child on the path
+	list     bool // list, large_list or map (a LIST layer); else an ITEM layer
+	child    int  // struct: index of the child on the path
+	nullable bool // the field is nullable
 }
 
 // leaf21 is one column of a 2.1+ file and its pending rows.
@@ -186,7 +187,7 @@ func (w *Writer) buildSchema21(opts WriterOptions) error {
 			}
 		}
 		var children []arrow.Field
-		node := pathNode{}
+		node := pathNode{nullable: f.Nullable}
 		leaf := &leaf21{field: idx, name: name, top: top}
 		vt := f.Type
 		if d, ok := vt.(*arrow.DictionaryType); ok {
@@ -243,7 +244,7 @@ func (w *Writer) buildSchema21(opts WriterOptions) error {
 		}
 		w.lance.Fields = append(w.lance.Fields, fld)
 		if leaf != nil {
-			leaf.path = append(append([]pathNode(nil), path...), pathNode{})
+			leaf.path = append(append([]pathNode(nil), path...), pathNode{nullable: f.Nullable})
 			leaf.index = len(w.leaves)
 			for _, p := range leaf.path {
 				if p.list {
