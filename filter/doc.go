@@ -10,9 +10,10 @@
 // unknown function). The resulting Filter
 //
 //   - evaluates exactly on record batches (Eval), with SQL three-valued
-//     logic and Lance 12's semantics: floats compare in IEEE totalOrder
-//     after coercion to Float64 (-0.0 < +0.0; NaN above +Inf, -NaN below
-//     -Inf), strings and binaries bytewise;
+//     logic and Lance 12's semantics (checked value by value against the
+//     peer): floats compare after coercion to Float64 in IEEE totalOrder
+//     (NaN above +Inf, -NaN below -Inf, NaN payloads ordered) except that
+//     -0.0 equals +0.0; strings and binaries bytewise;
 //   - converts to seedio pruning terms (Terms), combined inexactly over
 //     row ranges (KeepRanges): AND intersects, OR unites, NOT is pushed
 //     into the terms; what a term cannot decide keeps the rows (R65).

@@ -60,8 +60,9 @@ func triOr(a, b uint8) uint8 {
 }
 
 // Eval evaluates the filter on every row of rec with SQL three-valued
-// logic (Lance / DataFusion semantics: floats compare in IEEE totalOrder,
-// so -0.0 < +0.0 and NaN sorts above +Inf, -NaN below -Inf) and reports
+// logic (Lance 12's semantics: floats compare in Float64 in IEEE
+// totalOrder, NaN above +Inf and -NaN below -Inf, except that -0.0 equals
+// +0.0) and reports
 // which rows it selects (the predicate is TRUE; FALSE and NULL are not
 // selected). rec must hold, by name, the top-level columns of Columns()
 // with the types the filter was bound to.
@@ -321,7 +322,16 @@ func lookup(rec arrow.RecordBatch, c *colRef) (*column, error) {
 	return out, nil
 }
 
-func f64Key(v float64) uint64 { return floatorder.Key64(math.Float64bits(v)) }
+// f64Key orders floats as Lance 12 compares them (checked against the
+// peer): IEEE totalOrder (NaNs by sign and payload, -NaN below -Inf, NaN
+// above +Inf) except that -0.0 equals +0.0.
+func f64Key(v float64) uint64 {
+	b := math.Float64bits(v)
+	if b == 1<<63 {
+		b = 0
+	}
+	return floatorder.Key64(b)
+}
 
 // comparer returns a function comparing row i of arr (not null) with v,
 // -1, 0 or +1, in Arrow Rust order; float columns compare in Float64.

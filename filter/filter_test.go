@@ -27,7 +27,7 @@ func testRecord(t testing.TB) arrow.RecordBatch {
 	defer b.Release()
 	negNaN := math.Float64frombits(0xfff8000000000000)
 	is := []any{int64(1), int64(2), nil, int64(-5), int64(10)}
-	fs := []any{0.0, math.Copysign(0, -1), math.NaN(), negNaN, nil}
+	fs := []any{0.0, math.Copysign(0, -1), math.Float64frombits(0x7ff8000000000000), negNaN, nil}
 	ss := []any{"abc", "", "abd", nil, "zz"}
 	bs := []any{true, false, nil, true, false}
 	px := []any{int64(7), nil, int64(3), int64(1), int64(0)} // row 4: struct null
@@ -111,9 +111,13 @@ func TestEvalThreeValuedLogic(t *testing.T) {
 		{"i NOT BETWEEN 1 AND 2", "34"},
 		{"i = NULL", ""},
 		{"NOT (i = NULL)", ""},
-		{"f = 0", "0"},    // -0.0 is not 0.0 in total order
-		{"f = -0.0", "1"}, // and the other way round
-		{"f < 0", "13"},   // -0.0 and -NaN are below +0.0
+		{"f = 0", "01"},    // Lance 12: -0.0 equals +0.0
+		{"f = -0.0", "01"}, // both ways
+		{"f < 0", "3"},     // -NaN is below every number
+		{"f <= -0.0", "013"},
+		{"f = nan", "2"},
+		{"f = -nan", "3"},
+		{"f = CAST('NaN' AS DOUBLE)", "2"},
 		{"f > 0", "2"},    // NaN above everything
 		{"f > inf", "2"},
 		{"f < -inf", "3"},

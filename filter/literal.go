@@ -19,9 +19,9 @@ import (
 func parseFloatLit(s string) (float64, error) {
 	switch strings.ToLower(s) {
 	case "nan", "+nan":
-		return math.NaN(), nil
+		return math.Float64frombits(0x7ff8000000000000), nil // the canonical quiet NaN, as Lance parses 'NaN'
 	case "-nan":
-		return math.Copysign(math.NaN(), -1), nil
+		return math.Float64frombits(0xfff8000000000000), nil
 	case "inf", "+inf", "infinity", "+infinity":
 		return math.Inf(1), nil
 	case "-inf", "-infinity":

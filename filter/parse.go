@@ -68,7 +68,11 @@ func lex(s string) ([]token, error) {
 		if len(toks) == 0 {
 			return false
 		}
-		switch toks[len(toks)-1].kind {
+		last := toks[len(toks)-1]
+		if last.kind == tIdent && reserved[strings.ToLower(last.text)] {
+			return false
+		}
+		switch last.kind {
 		case tIdent, tQuoted, tNum, tStr, tHex, tRParen:
 			return true
 		}
@@ -419,6 +423,8 @@ func (p *parser) operand(depth int) (node, error) {
 			return p.literal()
 		case (isKw(t, "date") || isKw(t, "timestamp")) && p.peek2().kind == tStr:
 			return p.literal()
+		case (isKw(t, "cast") || isKw(t, "arrow_cast")) && p.peek2().kind == tLParen:
+			return p.literal()
 		case p.peek2().kind == tLParen:
 			p.take()
 			p.take()
@@ -481,6 +487,57 @@ func (p *parser) literal() (*litNode, error) {
 		return &litNode{kind: litNull, text: "NULL", off: t.pos}, nil
 	case isKw(t, "nan"), isKw(t, "inf"), isKw(t, "infinity"):
 		return &litNode{kind: litNumber, text: strings.ToLower(t.text), off: t.pos}, nil
+	case isKw(t, "cast"), isKw(t, "arrow_cast"):
+		// CAST(lit AS type) / arrow_cast(lit, 'Type'): the literal, typed
+		// by the column it is compared with.
+		if lp := p.take(); lp.kind != tLParen {
+			return nil, synErr(lp, "expected '(' after %s", t.text)
+		}
+		inner, err := p.literal()
+		if err != nil {
+			return nil, err
+		}
+		if isKw(t, "cast") {
+			if as := p.take(); !isKw(as, "as") {
+				return nil, synErr(as, "expected AS in CAST")
+			}
+			ty := p.take()
+			if ty.kind != tIdent {
+				return nil, synErr(ty, "expected a type name in CAST")
+			}
+			for p.peek().kind == tIdent { // DOUBLE PRECISION
+				p.take()
+			}
+			if p.peek().kind == tLParen { // DECIMAL(10, 2)
+				for t := p.take(); t.kind != tRParen; t = p.take() {
+					if t.kind == tEOF {
+						return nil, synErr(t, "expected ')'")
+					}
+				}
+			}
+			if inner.kind == litString {
+				switch strings.ToLower(ty.text) {
+				case "double", "float", "real", "float4", "float8", "int", "integer", "bigint", "smallint", "tinyint", "decimal", "numeric":
+					inner.kind = litNumber
+				case "date":
+					inner.kind = litDate
+				case "timestamp":
+					inner.kind = litTimestamp
+				}
+			}
+		} else {
+			if c := p.take(); c.kind != tComma {
+				return nil, synErr(c, "expected ',' in arrow_cast")
+			}
+			if ty := p.take(); ty.kind != tStr {
+				return nil, synErr(ty, "expected a 'Type' string in arrow_cast")
+			}
+		}
+		if rp := p.take(); rp.kind != tRParen {
+			return nil, synErr(rp, "expected ')'")
+		}
+		inner.off = t.pos
+		return inner, nil
 	case isKw(t, "date"), isKw(t, "timestamp"):
 		s := p.take()
 		if s.kind != tStr {
