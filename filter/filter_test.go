@@ -118,7 +118,7 @@ func TestEvalThreeValuedLogic(t *testing.T) {
 		{"f = nan", "2"},
 		{"f = -nan", "3"},
 		{"f = CAST('NaN' AS DOUBLE)", "2"},
-		{"f > 0", "2"},    // NaN above everything
+		{"f > 0", "2"}, // NaN above everything
 		{"f > inf", "2"},
 		{"f < -inf", "3"},
 		{"isnan(f)", "23"},
@@ -142,7 +142,7 @@ func TestEvalThreeValuedLogic(t *testing.T) {
 		{"\"Mixed Case\" = 2", "1"},
 		{"`Mixed Case` > 1", "14"},
 		{"g = 1", "1"},
-		{"g = 0.1", ""}, // Float32 0.1 is not Float64 0.1
+		{"g = 0.1", ""},    // Float32 0.1 is not Float64 0.1
 		{"g > 0.1", "014"}, // Float32 0.1 widened is above Float64 0.1
 		{"g >= 0.1", "014"},
 		{"TRUE", "01234"},
@@ -226,8 +226,8 @@ func TestR65_KeepRangesInexact(t *testing.T) {
 	rec := testRecord(t)
 	defer rec.Release()
 	known := map[string][]Range{
-		"i >= 2": {{0, 10}},
-		"i <= 5": {{5, 20}},
+		"i >= 2":    {{0, 10}},
+		"i <= 5":    {{5, 20}},
 		"s = 'abc'": {{30, 40}},
 	}
 	cases := []struct {

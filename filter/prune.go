@@ -1,5 +1,7 @@
 package filter
 
+import "github.com/lancekeeper/lancekeeper/seedio"
+
 // Range is the half-open range [Start, End) of row offsets.
 type Range struct{ Start, End uint64 }
 
@@ -80,6 +82,36 @@ func union(a, b []Range) []Range {
 			continue
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// ZoneRanges turns per-zone keep flags into row ranges; rows no zone
+// covers are kept (nothing is known about them).
+func ZoneRanges(zones []seedio.Zone, keep []bool, rows uint64) []Range {
+	var out []Range
+	add := func(s, e uint64) {
+		if s >= e {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].End >= s {
+			out[n-1].End = max(out[n-1].End, e)
+			return
+		}
+		out = append(out, Range{Start: s, End: e})
+	}
+	next := uint64(0)
+	for i, z := range zones {
+		if z.Start > next {
+			add(next, min(z.Start, rows))
+		}
+		if keep[i] {
+			add(z.Start, min(z.End(), rows))
+		}
+		next = max(next, z.End())
+	}
+	if next < rows {
+		add(next, rows)
 	}
 	return out
 }

@@ -17,8 +17,8 @@ type Plan struct {
 	Fragments []FragmentPlan
 	// Totals over the fragments.
 	FragmentsKept, FragmentsPruned int
-	RowsTotal, RowsKept           uint64
-	BytesFull, BytesToRead        int64
+	RowsTotal, RowsKept            uint64
+	BytesFull, BytesToRead         int64
 	// IndexProblems lists ZoneMap segments found unusable (ignored).
 	IndexProblems []string
 }

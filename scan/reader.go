@@ -50,10 +50,10 @@ func (r *reader) Release() {
 		r.pending = nil
 	}
 }
-func (r *reader) Schema() *arrow.Schema           { return r.s.out }
-func (r *reader) RecordBatch() arrow.RecordBatch  { return r.cur }
-func (r *reader) Record() arrow.RecordBatch       { return r.cur }
-func (r *reader) Err() error                      { return r.err }
+func (r *reader) Schema() *arrow.Schema          { return r.s.out }
+func (r *reader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *reader) Record() arrow.RecordBatch      { return r.cur }
+func (r *reader) Err() error                     { return r.err }
 func (r *reader) clear() {
 	if r.cur != nil {
 		r.cur.Release()

@@ -143,7 +143,13 @@ func (s *Scanner) BytesRead() (requests, bytes int64) {
 	return s.stats.Requests.Load(), s.stats.Bytes.Load()
 }
 
-// tableSchema converts the manifest's fields to an Arrow schema.
+// TableSchema converts a manifest's fields to the Arrow schema scans and
+// filters see.
+func TableSchema(m *pb.Manifest) (*arrow.Schema, error) {
+	s, _, err := tableSchema(m)
+	return s, err
+}
+
 func tableSchema(m *pb.Manifest) (*arrow.Schema, map[string]int32, error) {
 	sch := datafile.Schema{}
 	pos := map[int32]int{}
@@ -406,7 +412,7 @@ func (s *Scanner) prune(ctx context.Context, fr *fragment) error {
 			if err != nil {
 				continue // a literal the seed's type cannot take: unknown
 			}
-			rs := zonesKept(si.Seed.Zones, keep, fr.physRows)
+			rs := filter.ZoneRanges(si.Seed.Zones, keep, fr.physRows)
 			tp.Sources = append(tp.Sources, fmt.Sprintf("seed v%d", si.Seed.Version))
 			tp.ZonesTotal += len(keep)
 			tp.ZonesKept += countTrue(keep)
@@ -419,7 +425,7 @@ func (s *Scanner) prune(ctx context.Context, fr *fragment) error {
 				if err != nil {
 					continue
 				}
-				rs := zonesKept(cz.Zones, keep, fr.physRows)
+				rs := filter.ZoneRanges(cz.Zones, keep, fr.physRows)
 				tp.Sources = append(tp.Sources, cz.Source)
 				tp.ZonesTotal += len(keep)
 				tp.ZonesKept += countTrue(keep)
@@ -439,36 +445,6 @@ func countTrue(b []bool) int {
 		}
 	}
 	return n
-}
-
-// zonesKept turns per-zone keep flags into row ranges; rows no zone
-// covers are kept (nothing is known about them).
-func zonesKept(zones []seedio.Zone, keep []bool, rows uint64) []filter.Range {
-	var out []filter.Range
-	add := func(s, e uint64) {
-		if s >= e {
-			return
-		}
-		if n := len(out); n > 0 && out[n-1].End >= s {
-			out[n-1].End = max(out[n-1].End, e)
-			return
-		}
-		out = append(out, filter.Range{Start: s, End: e})
-	}
-	next := uint64(0)
-	for i, z := range zones {
-		if z.Start > next {
-			add(next, min(z.Start, rows))
-		}
-		if keep[i] {
-			add(z.Start, min(z.End(), rows))
-		}
-		next = max(next, z.End())
-	}
-	if next < rows {
-		add(next, rows)
-	}
-	return out
 }
 
 func intersectOr(cur []filter.Range, have bool, rs []filter.Range) []filter.Range {
