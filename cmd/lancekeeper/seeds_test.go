@@ -8,12 +8,10 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/lancekeeper/lancekeeper/commit"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 	"github.com/lancekeeper/lancekeeper/store"
 )
-
 
 // TestR61_V1SeedInUnflaggedTableIsUnusable: a table whose manifest lacks
 // FLAG_ZONE_WRITE_SEEDS but references a data file with a v1 seed (written
