@@ -24,10 +24,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/lancekeeper/lancekeeper/commit"
 	"github.com/lancekeeper/lancekeeper/filter"
 	"github.com/lancekeeper/lancekeeper/scan"
 	"github.com/lancekeeper/lancekeeper/snapshot"
+	"github.com/lancekeeper/lancekeeper/store"
 	"github.com/lancekeeper/lancekeeper/tests/peerlance"
+	"github.com/lancekeeper/lancekeeper/zonemap"
 )
 
 type scanResult struct {
@@ -219,4 +222,152 @@ func TestScan_MatchesLance12Where_RandomTables(t *testing.T) {
 		}
 	}
 	t.Logf("%d predicates compared over %d tables (%d refused by Lance 12)", total, tables, unsupported)
+}
+
+// TestScan_FlaggedTableMatchesLance12OnUnflaggedCopy: a table we write
+// with v1 seeds (FLAG_ZONE_WRITE_SEEDS set, which Lance 12 refuses), then
+// a ZoneMap index from the seeds and a deletion: our pruned scan returns
+// exactly the unpruned scan's rows (pruning soundness on real seeds and a
+// real index), and the rows Lance 12 returns for the same predicate on a
+// test-only copy whose manifests lack bit 16. The plan must prune zones.
+func TestScan_FlaggedTableMatchesLance12OnUnflaggedCopy(t *testing.T) {
+	p := peerlance.ServeForTest(t)
+	ctx := context.Background()
+	for ti := 0; ti < 3; ti++ {
+		dir := filepath.Join(t.TempDir(), fmt.Sprintf("flagged%d.lance", ti))
+		st, err := store.Open(ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := mrand.New(mrand.NewPCG(uint64(77+ti), 3))
+		recs := []arrow.RecordBatch{zmBatch(rng, 0, 300+rng.IntN(200))}
+		if _, err := commit.WriteArrow(ctx, st, mustRecordReader(t, recs[0]), commit.WriteOptions{Mode: commit.ModeCreate, MaxRowsPerFile: 90 + 20*ti,
+			SeedAllColumns: true, Commit: commit.Options{EnableZoneWriteSeeds: true}, RowsPerZone: zmRowsPerZone, StableRowIDs: ti == 1}); err != nil {
+			t.Fatal(err)
+		}
+		if ti == 2 {
+			if _, err := zonemap.Create(ctx, st, zonemap.CreateOptions{Column: "i32", RowsPerZone: zmRowsPerZone}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st.Close()
+		d, err := snapshot.OpenDataset(ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := scan.Delete(ctx, d, "", "id IN (3, 14, 25, 36, 47, 58, 69, 80, 91, 102, 113, 124, 135) OR id BETWEEN 200 AND 215", commit.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+		copyDir := filepath.Join(t.TempDir(), "unflagged.lance")
+		if err := peerlance.CopyDir(dir, copyDir); err != nil {
+			t.Fatal(err)
+		}
+		zmClearFlagEverywhere(ctx, t, copyDir)
+		pruned := 0
+		for _, pred := range scanPredicates(rng, recs, 25) {
+			got, err := ourScan(ctx, dir, pred, false)
+			if err != nil {
+				t.Fatalf("%q: %v", pred, err)
+			}
+			full, err := ourScan(ctx, dir, pred, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := diffScan(got, full); d != "" {
+				t.Errorf("table %d: pruned scan differs from the unpruned scan for %q: %s", ti, pred, d)
+			}
+			want, err := lanceScan(ctx, p, copyDir, pred)
+			if err != nil {
+				t.Fatalf("%q: %v", pred, err)
+			}
+			if d := diffScan(got, want); d != "" {
+				t.Errorf("table %d: --where %q: %s", ti, pred, d)
+			}
+			dd, _ := snapshot.OpenDataset(ctx, dir)
+			s, err := scan.New(ctx, dd, scan.Options{Filter: pred})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := s.Explain(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan.RowsKept < plan.RowsTotal {
+				pruned++
+			}
+			s.Close()
+			dd.Close()
+		}
+		if pruned == 0 {
+			t.Errorf("table %d: no predicate pruned anything", ti)
+		}
+	}
+}
+
+// TestDelete_WhereMatchesLance12Delete: on identical copies of a table
+// Lance 12 wrote (2.2, several fragments, stable row ids), our delete
+// --where P and Lance 12's delete(P) leave the same live rows, row ids and
+// row addresses, as Lance 12 reads both; and Lance can append after ours.
+func TestDelete_WhereMatchesLance12Delete(t *testing.T) {
+	p := peerlance.ServeForTest(t)
+	ctx := context.Background()
+	rng := mrand.New(mrand.NewPCG(14, 4))
+	dir := filepath.Join(t.TempDir(), "base.lance")
+	var recs []arrow.RecordBatch
+	for fi := 0; fi < 3; fi++ {
+		rec := zmBatch(rng, int64(fi*60), 60)
+		recs = append(recs, rec)
+		ipc := filepath.Join(t.TempDir(), "b.arrow")
+		if err := peerlance.WriteIPCFile(ipc, rec.Schema(), rec); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if fi == 0 {
+			_, err = p.Create(ctx, dir, ipc, peerlance.CreateOptions{StorageVersion: "2.2", StableRowIDs: true})
+		} else {
+			_, err = p.Append(ctx, dir, ipc)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, pred := range []string{"i32 > 100 OR s LIKE 'b%'", "id BETWEEN 50 AND 70", "f64 IS NULL AND NOT b", "id >= 0"} {
+		ours := filepath.Join(t.TempDir(), fmt.Sprintf("ours%d.lance", i))
+		theirs := filepath.Join(t.TempDir(), fmt.Sprintf("theirs%d.lance", i))
+		for _, dst := range []string{ours, theirs} {
+			if err := peerlance.CopyDir(dir, dst); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d, err := snapshot.OpenDataset(ctx, ours)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := scan.Delete(ctx, d, "", pred, commit.Options{}); err != nil {
+			t.Fatalf("%q: %v", pred, err)
+		}
+		d.Close()
+		if _, err := p.Delete(ctx, theirs, pred); err != nil {
+			t.Fatal(err)
+		}
+		a, err := lanceScan(ctx, p, ours, "")
+		if err != nil {
+			t.Fatalf("Lance 12 reading our delete of %q: %v", pred, err)
+		}
+		b, err := lanceScan(ctx, p, theirs, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := diffScan(a, b); d != "" {
+			t.Errorf("delete %q: after ours vs after Lance's: %s", pred, d)
+		}
+		ipc := filepath.Join(t.TempDir(), "more.arrow")
+		if err := peerlance.WriteIPCFile(ipc, recs[0].Schema(), recs[0]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Append(ctx, ours, ipc); err != nil {
+			t.Errorf("Lance 12 appending after our delete of %q: %v", pred, err)
+		}
+	}
 }
