@@ -122,8 +122,8 @@ func New(ctx context.Context, d *snapshot.Dataset, opts Options) (*Scanner, erro
 		return nil, err
 	}
 	if !opts.NoIndex && !opts.NoPrune && s.filter != nil {
-		if s.idx, err = zonemap.NewIndexSource(st, snap.File, &s.stats); err != nil {
-			s.idx = nil // an unreadable index section never fails the scan
+		if s.idx, err = zonemap.NewIndexSource(st, snap.File, &s.stats); err != nil || s.idx.Segments() == 0 {
+			s.idx = nil // no segment (or an unreadable index section, which never fails the scan)
 		}
 	}
 	return s, nil
@@ -259,10 +259,15 @@ func (s *Scanner) openFile(ctx context.Context, df *pb.DataFile) (*datafile.File
 	if err != nil {
 		return nil, err
 	}
-	return datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{Size: int64(df.GetFileSizeBytes()), Stats: &s.stats,
+	return datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{Size: int64(df.GetFileSizeBytes()), Stats: &s.stats, TailSize: openTailSize,
 		// Legacy v1 files hold no schema: the manifest's (used only for them).
 		LegacyFields: s.m.GetFields(), LegacyFieldIDs: df.GetFields(), LegacyManifest: &manifestReader{ctx: ctx, st: s.st, key: s.snap.Path}})
 }
+
+// openTailSize is the first read of a data file's tail: the footer, the
+// column metadata and usually the seeds of a scan's files fit; a larger
+// tail costs a second read.
+const openTailSize = 16 << 10
 
 // manifestReader reads the scanned manifest file on demand (legacy
 // dictionary columns keep their values there).
