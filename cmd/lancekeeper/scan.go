@@ -250,18 +250,34 @@ func emptyColumns(sch *arrow.Schema) []arrow.Array {
 	return out
 }
 
-type csvSink struct{ w *csv.Writer }
+// csvSink writes the header with the first rows (or at the end), so a scan
+// failing before its first batch prints nothing.
+type csvSink struct {
+	w      *csv.Writer
+	header []string
+}
 
 func newCSVSink(w io.Writer, sch *arrow.Schema) (*csvSink, error) {
-	c := csv.NewWriter(w)
 	names := make([]string, len(sch.Fields()))
 	for i, f := range sch.Fields() {
 		names[i] = f.Name
 	}
-	return &csvSink{w: c}, c.Write(names)
+	return &csvSink{w: csv.NewWriter(w), header: names}, nil
+}
+
+func (c *csvSink) writeHeader() error {
+	if c.header == nil {
+		return nil
+	}
+	err := c.w.Write(c.header)
+	c.header = nil
+	return err
 }
 
 func (c *csvSink) write(rec arrow.RecordBatch) error {
+	if err := c.writeHeader(); err != nil {
+		return err
+	}
 	row := make([]string, rec.NumCols())
 	for i := 0; i < int(rec.NumRows()); i++ {
 		for j := range row {
@@ -275,7 +291,13 @@ func (c *csvSink) write(rec arrow.RecordBatch) error {
 	return c.w.Error()
 }
 
-func (c *csvSink) close() error { c.w.Flush(); return c.w.Error() }
+func (c *csvSink) close() error {
+	if err := c.writeHeader(); err != nil {
+		return err
+	}
+	c.w.Flush()
+	return c.w.Error()
+}
 
 type jsonSink struct {
 	w       io.Writer
