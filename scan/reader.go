@@ -153,7 +153,7 @@ func (r *reader) readFragment(fr *fragment) error {
 	byFile := map[int]*fileCols{}
 	var missing []string
 	for _, c := range s.read {
-		fi := fileFor(fr.f, s.topIDs[c])
+		fi := s.fileFor(fr.f, s.topIDs[c])
 		if fi < 0 {
 			missing = append(missing, c) // a column added later: all null
 			continue
@@ -286,6 +286,18 @@ func (r *reader) readChunk(fr *fragment, ranges []datafile.RowRange, plan []file
 		for i, name := range fc.names {
 			c := rec.Column(i)
 			c.Retain()
+			f, _ := s.table.FieldsByName(name)
+			if !arrow.TypeEqual(c.DataType(), f[0].Type) {
+				// Schema evolution inside a struct (renamed or dropped
+				// fields): match the file's children by field id.
+				cc, err := s.conform(c, df.Schema(), fc.fields[i], s.topIDs[name], f[0].Type)
+				c.Release()
+				if err != nil {
+					rec.Release()
+					return nil, fmt.Errorf("fragment %d: column %q: %w", fr.f.GetId(), name, err)
+				}
+				c = cc
+			}
 			cols[name] = c
 		}
 		rec.Release()
@@ -477,3 +489,59 @@ func nested(a arrow.Array, path []string, mem memory.Allocator) (arrow.Array, er
 }
 
 var _ = filter.Range{}
+
+// conform maps an array decoded with the file's field fi to the table's
+// type want for field id id: struct children are matched by field id
+// (renamed children take the table's name, dropped ones go, added ones
+// are null).
+func (s *Scanner) conform(a arrow.Array, fsch *datafile.Schema, fi int, id int32, want arrow.DataType) (arrow.Array, error) {
+	if arrow.TypeEqual(a.DataType(), want) {
+		a.Retain()
+		return a, nil
+	}
+	st, ok := a.(*array.Struct)
+	wt, ok2 := want.(*arrow.StructType)
+	if !ok || !ok2 || fi < 0 || fi >= len(fsch.Fields) {
+		return nil, fmt.Errorf("decodes as %s, the schema says %s", a.DataType(), want)
+	}
+	if st.Data().Offset() != 0 {
+		cc, err := array.Concatenate([]arrow.Array{st}, memory.DefaultAllocator)
+		if err != nil {
+			return nil, err
+		}
+		defer cc.Release()
+		st = cc.(*array.Struct)
+	}
+	kids := s.children[id]
+	if len(kids) != wt.NumFields() {
+		return nil, fmt.Errorf("the schema's struct has %d children, the manifest %d", wt.NumFields(), len(kids))
+	}
+	cols := make([]arrow.Array, len(kids))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for j, kid := range kids {
+		wf := wt.Field(j)
+		for k, ci := range fsch.Fields[fi].Children {
+			if fsch.Fields[ci].ID == kid && k < st.NumField() {
+				c, err := s.conform(st.Field(k), fsch, ci, kid, wf.Type)
+				if err != nil {
+					return nil, fmt.Errorf("field %s: %w", wf.Name, err)
+				}
+				cols[j] = c
+			}
+		}
+		if cols[j] == nil {
+			cols[j] = array.MakeArrayOfNull(memory.DefaultAllocator, wf.Type, st.Len())
+		}
+	}
+	var nulls *memory.Buffer
+	if st.NullN() > 0 {
+		nulls = st.Data().Buffers()[0]
+	}
+	return array.NewStructArrayWithFieldsAndNulls(cols, wt.Fields(), nulls, st.NullN(), 0)
+}

@@ -61,21 +61,23 @@ type Options struct {
 
 // Scanner is a prepared scan of one version of a dataset.
 type Scanner struct {
-	snap    *snapshot.Snapshot
-	st      *store.Store
-	bases   *store.Bases
-	res     *manifest.Resolver
-	m       *pb.Manifest
-	opts    Options
-	table   *arrow.Schema
-	topIDs  map[string]int32 // top-level column name → field id
-	filter  *filter.Filter
-	read    []string // top-level columns read (projection ∪ filter)
-	out     *arrow.Schema
-	proj    []projection
-	flagged bool
-	idx     *zonemap.IndexSource
-	stats   datafile.IOStats
+	snap     *snapshot.Snapshot
+	st       *store.Store
+	bases    *store.Bases
+	res      *manifest.Resolver
+	m        *pb.Manifest
+	opts     Options
+	table    *arrow.Schema
+	topIDs   map[string]int32 // top-level column name → field id
+	subtree  map[int32]map[int32]bool
+	children map[int32][]int32 // field id → child ids in schema order
+	filter   *filter.Filter
+	read     []string // top-level columns read (projection ∪ filter)
+	out      *arrow.Schema
+	proj     []projection
+	flagged  bool
+	idx      *zonemap.IndexSource
+	stats    datafile.IOStats
 }
 
 // projection is one output column: a top-level column or a nested path.
@@ -106,6 +108,13 @@ func New(ctx context.Context, d *snapshot.Dataset, opts Options) (*Scanner, erro
 	s := &Scanner{snap: snap, st: st, bases: store.NewBases(st), res: res, m: m, opts: opts, flagged: commit.HasZoneWriteSeeds(m)}
 	if s.opts.BatchSize <= 0 {
 		s.opts.BatchSize = DefaultBatchSize
+	}
+	s.subtree = subtrees(m)
+	s.children = map[int32][]int32{}
+	for _, f := range m.GetFields() {
+		if f.GetParentId() != -1 && f.GetId() >= 0 {
+			s.children[f.GetParentId()] = append(s.children[f.GetParentId()], f.GetId())
+		}
 	}
 	if s.table, s.topIDs, err = tableSchema(m); err != nil {
 		s.Close()
@@ -303,16 +312,44 @@ func (s *Scanner) deletions(ctx context.Context, f *pb.DataFragment) (*roaring.B
 }
 
 // fileFor returns the data file (index in the fragment) holding the
-// top-level column with field id id, or -1.
-func fileFor(f *pb.DataFragment, id int32) int {
+// top-level column with field id id (2.1+ files list only the leaf ids of
+// nested columns), or -1.
+func (s *Scanner) fileFor(f *pb.DataFragment, id int32) int {
+	ids := s.subtree[id]
 	for i := len(f.GetFiles()) - 1; i >= 0; i-- {
 		for _, fid := range f.GetFiles()[i].GetFields() {
-			if fid == id {
+			if fid == id || ids[fid] {
 				return i
 			}
 		}
 	}
 	return -1
+}
+
+// subtrees maps each top-level field id to the ids of its descendants.
+func subtrees(m *pb.Manifest) map[int32]map[int32]bool {
+	parent := map[int32]int32{}
+	for _, f := range m.GetFields() {
+		parent[f.GetId()] = f.GetParentId()
+	}
+	out := map[int32]map[int32]bool{}
+	for _, f := range m.GetFields() {
+		id, top := f.GetId(), f.GetId()
+		for depth := 0; parent[top] != -1 && depth < 64; depth++ {
+			p, ok := parent[top]
+			if !ok {
+				break
+			}
+			top = p
+		}
+		if top != id {
+			if out[top] == nil {
+				out[top] = map[int32]bool{}
+			}
+			out[top][id] = true
+		}
+	}
+	return out
 }
 
 // prepare plans one fragment: its deletions, and with a filter the row
@@ -362,7 +399,7 @@ func (s *Scanner) prepare(ctx context.Context, f *pb.DataFragment) (*fragment, e
 
 func (s *Scanner) needsFile(f *pb.DataFragment, i int) bool {
 	for _, c := range s.read {
-		if fileFor(f, s.topIDs[c]) == i {
+		if s.fileFor(f, s.topIDs[c]) == i {
 			return true
 		}
 	}
@@ -393,7 +430,7 @@ func (s *Scanner) prune(ctx context.Context, fr *fragment) error {
 		tp := &fr.plan.Terms[i]
 		tp.Term = t.Text
 		top := strings.Split(t.Column, ".")[0]
-		fi := fileFor(fr.f, s.topIDs[top])
+		fi := s.fileFor(fr.f, s.topIDs[top])
 		if fi < 0 {
 			continue
 		}
