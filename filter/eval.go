@@ -580,34 +580,40 @@ func compileLike(pat string) *likeMatcher {
 // match matches s (character-wise for _, as DataFusion does on UTF-8).
 func (m *likeMatcher) match(s string) bool { return likeMatch(m.elems, s) }
 
+// likeMatch is the classic wildcard match with backtracking to the last
+// %: O(len(s) · len(el)) even for hostile patterns.
 func likeMatch(el []likeElem, s string) bool {
-	for len(el) > 0 {
-		e := el[0]
-		switch {
-		case e.lit != "":
-			if !strings.HasPrefix(s, e.lit) {
-				return false
-			}
-			s = s[len(e.lit):]
-		case e.one:
-			if s == "" {
-				return false
-			}
-			_, size := decodeRune(s)
-			s = s[size:]
-		case e.any:
-			rest := el[1:]
-			if len(rest) == 0 {
-				return true
-			}
-			for j := 0; j <= len(s); j++ {
-				if likeMatch(rest, s[j:]) {
-					return true
+	i, p := 0, 0 // position in s, in el
+	starP, starI := -1, 0
+	for i < len(s) || p < len(el) {
+		if p < len(el) {
+			e := el[p]
+			switch {
+			case e.any:
+				starP, starI = p, i
+				p++
+				continue
+			case e.one:
+				if i < len(s) {
+					_, size := decodeRune(s[i:])
+					i += size
+					p++
+					continue
+				}
+			default:
+				if strings.HasPrefix(s[i:], e.lit) {
+					i += len(e.lit)
+					p++
+					continue
 				}
 			}
+		}
+		if starP < 0 || starI >= len(s) {
 			return false
 		}
-		el = el[1:]
+		_, size := decodeRune(s[starI:])
+		starI += size
+		p, i = starP+1, starI
 	}
-	return s == ""
+	return true
 }

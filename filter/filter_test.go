@@ -283,3 +283,26 @@ func FuzzParseBind(f *testing.F) {
 		flt.KeepRanges(10, func(i int) ([]Range, bool) { return nil, i%2 == 0 && len(terms) > 0 })
 	})
 }
+
+// TestLikeMatchesAndIsLinear: LIKE with %, _ and escapes; a hostile
+// pattern against a long string answers quickly (no exponential
+// backtracking).
+func TestLikeMatchesAndIsLinear(t *testing.T) {
+	for _, c := range []struct {
+		pat, s string
+		want  bool
+	}{
+		{"a%", "abc", true}, {"a%", "", false}, {"%c", "abc", true}, {"a_c", "abc", true}, {"a_c", "ac", false},
+		{"%b%", "abc", true}, {"%", "", true}, {"_", "é", true}, {"a\\%", "a%", true}, {"a\\%", "ab", false},
+		{"%a%b%c", "xaybzc", true}, {"%a%b%c", "xaybz", false}, {"ab", "ab", true}, {"ab", "abc", false},
+	} {
+		if got := compileLike(c.pat).match(c.s); got != c.want {
+			t.Errorf("%q LIKE %q = %v, want %v", c.s, c.pat, got, c.want)
+		}
+	}
+	long := strings.Repeat("a", 20000)
+	pat := strings.Repeat("%a", 40) + "%b"
+	if compileLike(pat).match(long) {
+		t.Fatal("matched")
+	}
+}
