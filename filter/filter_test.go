@@ -290,7 +290,7 @@ func FuzzParseBind(f *testing.F) {
 func TestLikeMatchesAndIsLinear(t *testing.T) {
 	for _, c := range []struct {
 		pat, s string
-		want  bool
+		want   bool
 	}{
 		{"a%", "abc", true}, {"a%", "", false}, {"%c", "abc", true}, {"a_c", "abc", true}, {"a_c", "ac", false},
 		{"%b%", "abc", true}, {"%", "", true}, {"_", "é", true}, {"a\\%", "a%", true}, {"a\\%", "ab", false},
