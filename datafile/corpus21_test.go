@@ -1,6 +1,7 @@
 package datafile
 
 import (
+	"bytes"
 	"context"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -68,6 +69,11 @@ func checkPiecewise(t *testing.T, name string, f *File, whole arrow.RecordBatch)
 	if ranges[1].End >= n-1 {
 		ranges = []RowRange{{0, 1}, {n - 1, n}}
 	}
+	checkPiecewiseRanges(t, name, f, whole, ranges)
+}
+
+func checkPiecewiseRanges(t *testing.T, name string, f *File, whole arrow.RecordBatch, ranges []RowRange) {
+	t.Helper()
 	rec, err := f.ReadRows(context.Background(), ReadRequest{Ranges: ranges})
 	if err != nil {
 		t.Errorf("%s: ranges %v: %v", name, ranges, err)
@@ -105,4 +111,66 @@ func sameValues(a, b arrow.Array) (int, bool) {
 		}
 	}
 	return 0, true
+}
+
+// TestReadRows21_StructChildAlone: a field below structs only (all_types
+// "struct.a", "nested.inner.x") can be read on its own; its values equal
+// the child of the whole struct read, nulls of the parents included.
+func TestReadRows21_StructChildAlone(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "lance12_v2.2_all_types.lance"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenReaderAt(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	n := 0
+	for ci, fld := range f.Schema().Fields {
+		if fld.ParentID == -1 || !f.structChild(ci) {
+			continue
+		}
+		rec, err := f.ReadRows(ctx, ReadRequest{Fields: []int{ci}, Ranges: []RowRange{{1, f.NumRows()}}})
+		if err != nil {
+			t.Fatalf("%s: %v", fld.Name, err)
+		}
+		got := rec.Column(0)
+		// the same values through the top-level struct
+		top := ci
+		var path []int
+		for f.Schema().Fields[top].ParentID != -1 {
+			for pi, p := range f.Schema().Fields {
+				if p.ID == f.Schema().Fields[top].ParentID {
+					for k, c := range p.Children {
+						if c == top {
+							path = append([]int{k}, path...)
+						}
+					}
+					top = pi
+					break
+				}
+			}
+		}
+		whole, err := f.ReadRows(ctx, ReadRequest{Fields: []int{top}, Ranges: []RowRange{{1, f.NumRows()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := whole.Column(0)
+		for _, k := range path {
+			want = want.(*array.Struct).Field(k)
+		}
+		for r := 0; r < got.Len(); r++ {
+			wn := want.IsNull(r) || whole.Column(0).IsNull(r)
+			if got.IsNull(r) != wn || (!wn && got.ValueStr(r) != want.ValueStr(r)) {
+				t.Errorf("%s row %d: alone %q (null %v), through the struct %q (null %v)", fld.Name, r, got.ValueStr(r), got.IsNull(r), want.ValueStr(r), wn)
+			}
+		}
+		n++
+		rec.Release()
+		whole.Release()
+	}
+	if n < 3 {
+		t.Fatalf("only %d struct children found", n)
+	}
 }

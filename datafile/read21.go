@@ -187,10 +187,12 @@ func (r *reader21) field(fi int, dt arrow.DataType, ranges []RowRange, rows uint
 		}
 	}
 	a := &assembler{r: r, streams: streams}
-	d, err := a.node(fi, dt, 0)
+	d, err := a.node(fi, dt, a.depthOf(fi))
 	if err != nil {
 		return nil, err
 	}
+	// (A struct child read alone is null where a struct above it is null:
+	// the validity of layer i counts every absent layer outside it.)
 	if uint64(d.Len()) != rows {
 		d.Release()
 		return nil, formatErr(ErrMalformed, "field "+r.f.schema.Fields[fi].Name, -1, "assembled %d rows, want %d", d.Len(), rows)

@@ -23,6 +23,9 @@ func (r RowRange) Len() uint64 {
 type ReadRequest struct {
 	// Fields are indexes into Schema().Fields of top-level fields, in the
 	// order the output record holds them. Nil means every top-level field.
+	// In 2.1+ files a field whose ancestors are all structs (e.g. "s.x")
+	// may be given too: only its own columns are read, and the output
+	// column has the rows of the file (null where an ancestor is null).
 	Fields []int
 	// Ranges are the rows to decode: sorted, non-overlapping, non-empty,
 	// each inside [0, NumRows()). Nil means every row.
@@ -46,8 +49,8 @@ func (f *File) ReadRows(ctx context.Context, req ReadRequest) (arrow.RecordBatch
 		isTop[fi] = true
 	}
 	for _, fi := range fields {
-		if !isTop[fi] {
-			return nil, fmt.Errorf("datafile: %s: ReadRows: field index %d is not a top-level field", f.path, fi)
+		if !isTop[fi] && !f.structChild(fi) {
+			return nil, fmt.Errorf("datafile: %s: ReadRows: field index %d is neither a top-level field nor (2.1+ files) a field below structs only", f.path, fi)
 		}
 	}
 	ranges := req.Ranges
@@ -138,4 +141,29 @@ func (f *File) ReadRows(ctx context.Context, req ReadRequest) (arrow.RecordBatch
 	md := arrow.MetadataFrom(f.schema.Metadata)
 	sch := arrow.NewSchema(afs, &md)
 	return array.NewRecordBatch(sch, cols, int64(total)), nil
+}
+
+// structChild reports whether field fi of a 2.1+ file lies below structs
+// only (no list, map or fixed-size list above it).
+func (f *File) structChild(fi int) bool {
+	if f.version == V2_0 || f.version == V0_1 || fi < 0 || fi >= len(f.schema.Fields) {
+		return false
+	}
+	byID := map[int32]int{}
+	for i := range f.schema.Fields {
+		byID[f.schema.Fields[i].ID] = i
+	}
+	cur := fi
+	for depth := 0; f.schema.Fields[cur].ParentID != -1; depth++ {
+		p, ok := byID[f.schema.Fields[cur].ParentID]
+		if !ok || depth > maxLayers {
+			return false
+		}
+		lt, err := parseLogicalType(f.schema.Fields[p].LogicalType)
+		if err != nil || lt.kind != lkStruct {
+			return false
+		}
+		cur = p
+	}
+	return true
 }

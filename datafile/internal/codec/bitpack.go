@@ -161,6 +161,24 @@ func littleEndianHost() bool {
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }
 
+// viewWords returns the n little-endian words of T at the front of src
+// without copying when the host is little-endian and src is aligned for T;
+// otherwise it copies them into scratch (len ≥ n).
+func viewWords[T word](src []byte, n int, scratch *[]T) []T {
+	tb := int(bitsOf[T]() / 8)
+	if n == 0 {
+		return nil
+	}
+	if littleEndianHost() && uintptr(unsafe.Pointer(&src[0]))%uintptr(tb) == 0 {
+		return unsafe.Slice((*T)(unsafe.Pointer(&src[0])), n)
+	}
+	if len(*scratch) < n {
+		*scratch = make([]T, 1024)
+	}
+	loadWords((*scratch)[:n], src)
+	return (*scratch)[:n]
+}
+
 // fromBytes copies n little-endian words of T out of src into a new slice
 // padded with zeros to a multiple of 1024.
 func fromBytes[T word](src []byte, n int) []T {
@@ -181,8 +199,8 @@ func inlineChunks[T word](d *decoder, enc *pb21.CompressiveEncoding, buf []byte,
 	if err := d.take(size, "inline_bitpacking"); err != nil {
 		return Block{}, err
 	}
-	out := make([]T, blocks*1024)
-	in := make([]T, 1024)
+	out := allocWords[T](d, blocks*1024)
+	var in []T
 	for b := uint64(0); b < blocks; b++ {
 		if uint64(len(buf)) < tb/8 {
 			return Block{}, d.errf(ErrCorrupt, enc, "chunk %d has no width word", b)
@@ -206,9 +224,9 @@ func inlineChunks[T word](d *decoder, enc *pb21.CompressiveEncoding, buf []byte,
 		if uint64(len(buf)) < words*tb/8 {
 			return Block{}, d.errf(ErrCorrupt, enc, "chunk %d: %d packed bytes needed, %d present", b, words*tb/8, len(buf))
 		}
-		loadWords(in[:words], buf)
+		packed := viewWords(buf, int(words), &in)
 		buf = buf[words*tb/8:]
-		unpackBlock(in, out[b*1024:], uint(w))
+		unpackBlock(packed, out[b*1024:], uint(w))
 	}
 	data := asBytes(out)[:n*tb/8]
 	return Block{Kind: Fixed, Num: n, Bits: tb, Data: data}, nil
@@ -259,19 +277,17 @@ func outOfLineT[T word](d *decoder, enc *pb21.CompressiveEncoding, w uint64, buf
 	if err := d.take(size, "out_of_line_bitpacking"); err != nil {
 		return Block{}, err
 	}
-	out := make([]T, blocks*1024)
-	in := make([]T, w*l)
+	out := allocWords[T](d, blocks*1024)
+	var in []T
 	for b := uint64(0); b < full; b++ {
-		loadWords(in, buf[b*blockBytes:])
-		unpackBlock(in, out[b*1024:], uint(w))
+		unpackBlock(viewWords(buf[b*blockBytes:], int(w*l), &in), out[b*1024:], uint(w))
 	}
 	if r > 0 {
 		tail := buf[fullBytes:]
 		if raw {
 			loadWords(out[full*1024:full*1024+r], tail)
 		} else {
-			loadWords(in, tail)
-			unpackBlock(in, out[full*1024:], uint(w))
+			unpackBlock(viewWords(tail, int(w*l), &in), out[full*1024:], uint(w))
 		}
 	}
 	return Block{Kind: Fixed, Num: n, Bits: tb, Data: asBytes(out)[:n*tb/8]}, nil

@@ -13,9 +13,18 @@ const maxDepth = 16
 // decoder carries the context name, the remaining byte budget and a zstd
 // decoder made on first use.
 type decoder struct {
-	ctx  string
-	left uint64
-	zstd *zstd.Decoder
+	ctx   string
+	left  uint64
+	zstd  *zstd.Decoder
+	arena *arena // nil: allocate every output
+	cache *tableCache
+}
+
+// tableCache keeps the last FSST table a Decoder parsed, keyed by the
+// identity of its bytes.
+type tableCache struct {
+	key  []byte
+	fsst *SymbolTable
 }
 
 // take reserves n decoded bytes of the budget.
@@ -170,7 +179,7 @@ func (d *decoder) constant(enc *pb21.CompressiveEncoding, c *pb21.Constant, n ui
 	if err := d.take(size, name(enc)); err != nil {
 		return Block{}, err
 	}
-	out := make([]byte, 0, size)
+	out := d.alloc(size)[:0]
 	for i := uint64(0); i < n; i++ {
 		out = append(out, v...)
 	}
@@ -191,7 +200,7 @@ func (d *decoder) bss(enc *pb21.CompressiveEncoding, b *pb21.ByteStreamSplit, bu
 	if err := d.take(size, "byte_stream_split"); err != nil {
 		return Block{}, err
 	}
-	out := make([]byte, size)
+	out := d.alloc(size)
 	unsplit(out, buf[:size], int(n), int(w))
 	return Block{Kind: Fixed, Num: n, Bits: f.BitsPerValue, Data: out}, nil
 }

@@ -43,6 +43,11 @@
 //     item (one value's bytes) at a time; [ValueDecoder.FixedBytes] is the
 //     size of a fixed-width item, zero for variable-width items.
 //
+// A [Decoder] serves many calls (a page's chunks): it keeps its zstd state
+// and the page's parsed FSST table, and with [Decoder.Reuse] writes every
+// call's output into one arena that the next call overwrites (for callers
+// that copy values out at once). The Decode* functions are one-call forms.
+//
 // Every decoder takes [Limits]: the caller's maximum number of decoded bytes,
 // which bounds every allocation made from a length field of the input.
 // Hostile bytes give an *[Error] wrapping [ErrCorrupt], [ErrUnsupported] or
@@ -51,8 +56,8 @@
 // # Encoders
 //
 //   - [EncodeMiniBlock] chooses a value compression for a page's values
-//     (inline bit-packing for integers when it saves space, FSST for text,
-//     flat or variable otherwise), splits the values into chunks with the
+//     (RLE for runs, inline bit-packing for integers when it saves space,
+//     FSST for text, flat or variable otherwise), splits the values into chunks with the
 //     value counts Lance uses (powers of two, ≤ 4096) and returns the
 //     CompressiveEncoding with each chunk's value buffers.
 //   - [EncodeLevels] compresses 16-bit rep/def levels for a chunk or a
@@ -60,8 +65,7 @@
 //   - [EncodeDictionary] builds a dictionary buffer (variable or flat block,
 //     LZ4-framed in 2.2+).
 //   - Building blocks: [AppendBitpacked] (one FastLanes block, §7.3),
-//     [TrainFSST] and [SymbolTable] (§7.7), [CompressGeneral] (§7.10),
-//     [AppendRLEBlock] (§7.6).
+//     [TrainFSST] and [SymbolTable] (§7.7), [CompressGeneral] (§7.10).
 //
 // All encoder output round-trips through the decoders of this package.
 package codec

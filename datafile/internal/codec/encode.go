@@ -10,9 +10,11 @@ type EncodeOptions struct {
 	// Forms a version does not allow are never produced (§8.4): no RLE
 	// level frames and no LZ4-framed dictionaries in 2.1.
 	Minor int
-	// NoBitpacking keeps integers flat; NoFSST keeps strings variable.
+	// NoBitpacking keeps integers flat (or RLE); NoFSST keeps strings
+	// variable; NoRLE never run-length encodes values.
 	NoBitpacking bool
 	NoFSST       bool
+	NoRLE        bool
 }
 
 // Chunk is one mini-block chunk's values: N values in Buffers (the value
@@ -23,9 +25,12 @@ type Chunk struct {
 }
 
 // EncodeMiniBlock compresses the values of one mini-block page. b must be
-// a Fixed block (bits 1 or a multiple of 8) or a Variable block. It returns
-// the page's value_compression and its chunks: every chunk but the last
-// holds a power of two ≤ 4096 values (W5), sized like Lance's (§4.4).
+// a Fixed block (bits 1 or a multiple of 8) or a Variable block. Fixed
+// values of 8..64 bits become RLE (u8 run lengths, W11) when the runs take
+// ≤ 1/4 of the flat size, else inline bit-packing (8/16/32/64 bits) when
+// that saves ≥ 1/8; strings become FSST for text (§7.7). It returns the
+// page's value_compression and its chunks: every chunk but the last holds a
+// power of two ≤ 4096 values (W5), sized like Lance's (§4.4).
 func EncodeMiniBlock(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, []Chunk, error) {
 	return encodeMiniBlock(b, opts)
 }

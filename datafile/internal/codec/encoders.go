@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 
 	"github.com/lancekeeper/lancekeeper/datafile/internal/pb21"
 )
@@ -26,16 +27,40 @@ func maxWidth[T word](vals []T) uint {
 
 // appendPacked packs up to 1024 values (zero-padded) as one inline chunk.
 func appendPacked[T word](dst []byte, vals []T) []byte {
-	var blk [1024]T
-	copy(blk[:], vals)
-	w := maxWidth(blk[:])
+	var blk []T
+	if len(vals) == 1024 {
+		blk = vals
+	} else {
+		blk = make([]T, 1024)
+		copy(blk, vals)
+	}
+	w := maxWidth(blk)
 	tb := bitsOf[T]()
-	var ww [1]T
-	ww[0] = T(w)
-	dst = storeWords(dst, ww[:])
-	out := make([]T, w*(1024/tb))
-	packBlock(blk[:], out, w)
-	return storeWords(dst, out)
+	nw := w * (1024 / tb)
+	start := len(dst)
+	dst = append(dst, make([]byte, int(tb/8)+int(nw*tb/8))...)
+	chunk := dst[start:]
+	switch tb {
+	case 8:
+		chunk[0] = byte(w)
+	case 16:
+		binary.LittleEndian.PutUint16(chunk, uint16(w))
+	case 32:
+		binary.LittleEndian.PutUint32(chunk, uint32(w))
+	default:
+		binary.LittleEndian.PutUint64(chunk, uint64(w))
+	}
+	if nw == 0 {
+		return dst
+	}
+	packed := chunk[tb/8:]
+	if littleEndianHost() && uintptr(unsafe.Pointer(&packed[0]))%uintptr(tb/8) == 0 {
+		packBlock(blk, unsafe.Slice((*T)(unsafe.Pointer(&packed[0])), nw), w)
+		return dst
+	}
+	out := make([]T, nw)
+	packBlock(blk, out, w)
+	return storeWords(dst[:start+int(tb/8)], out)
 }
 
 // AppendBitpacked appends one inline-bitpacking chunk (§7.3) to dst: the
@@ -78,7 +103,9 @@ func bitpackChunks[T word](data []byte, n int) (*pb21.CompressiveEncoding, []Chu
 	var chunks []Chunk
 	for i := 0; i < n; i += 1024 {
 		j := min(i+1024, n)
-		chunks = append(chunks, Chunk{N: uint64(j - i), Buffers: [][]byte{appendPacked(nil, vals[i:j])}})
+		w := uint64(maxWidth(vals[i:j]))
+		chunk := appendPacked(make([]byte, 0, tb/8+128*w), vals[i:j])
+		chunks = append(chunks, Chunk{N: uint64(j - i), Buffers: [][]byte{chunk}})
 	}
 	enc := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_InlineBitpacking{InlineBitpacking: &pb21.InlineBitpacking{UncompressedBitsPerValue: tb}}}
 	return enc, chunks, size
@@ -116,6 +143,15 @@ func encodeFixed(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, []Chun
 		return nil, nil, errf(ErrCorrupt, "flat", "encode", "%d values of %d bits in %d bytes", b.Num, b.Bits, len(b.Data))
 	}
 	n := int(b.Num)
+	if !opts.NoRLE && n > 0 && (b.Bits == 8 || b.Bits == 16 || b.Bits == 32 || b.Bits == 64) {
+		w := int(b.Bits / 8)
+		runs := countRuns(b.Data[:size], w, int(size/4)/(w+1)+1)
+		// RLE when its values and u8 run lengths take at most a quarter of
+		// the flat size (a bit-packed page is rarely smaller then).
+		if uint64(runs*(w+1)) <= size/4 {
+			return rleChunks(b.Data[:size], w, n), rleChunksOf(b.Data[:size], w, n), nil
+		}
+	}
 	if !opts.NoBitpacking && n > 0 {
 		var enc *pb21.CompressiveEncoding
 		var chunks []Chunk
@@ -170,7 +206,7 @@ func encodeVariable(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, []C
 		t := TrainFSST(vals)
 		comp := make([][]byte, len(vals))
 		var ctotal int
-		var arena []byte
+		arena := make([]byte, 0, total+total/4+16)
 		for i, v := range vals {
 			start := len(arena)
 			arena = t.Encode(arena, v)
@@ -338,4 +374,73 @@ func encodeDictionary(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, [
 	genc := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_General{General: &pb21.General{
 		Compression: &pb21.BufferCompression{Scheme: lz4}, Values: enc}}}
 	return genc, framed, nil
+}
+
+// countRuns is the number of RLE runs (of at most 255 values) of the
+// w-byte values in data; it stops counting past limit.
+func countRuns(data []byte, w, limit int) int {
+	runs, l := 0, 0
+	var prev uint64
+	for i := 0; i+w <= len(data); i += w {
+		var v uint64
+		switch w {
+		case 1:
+			v = uint64(data[i])
+		case 2:
+			v = uint64(binary.LittleEndian.Uint16(data[i:]))
+		case 4:
+			v = uint64(binary.LittleEndian.Uint32(data[i:]))
+		default:
+			v = binary.LittleEndian.Uint64(data[i:])
+		}
+		if l > 0 && l < 255 && v == prev {
+			l++
+			continue
+		}
+		runs++
+		if runs > limit {
+			return runs
+		}
+		prev, l = v, 1
+	}
+	return runs
+}
+
+func rleChunks(data []byte, w, n int) *pb21.CompressiveEncoding {
+	return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Rle{Rle: &pb21.Rle{
+		Values: flatEnc(uint64(8 * w)), RunLengths: flatEnc(8)}}}
+}
+
+// rleRuns encodes values [from, to) as run values and u8 run lengths.
+func rleRuns(data []byte, w, from, to int) (vals, runs []byte) {
+	for i := from; i < to; {
+		j := i + 1
+		for j < to && j-i < 255 && string(data[j*w:(j+1)*w]) == string(data[i*w:(i+1)*w]) {
+			j++
+		}
+		vals = append(vals, data[i*w:(i+1)*w]...)
+		runs = append(runs, byte(j-i))
+		i = j
+	}
+	return vals, runs
+}
+
+// rleChunksOf cuts RLE chunks: 4096 values, halved while the chunk's runs
+// take more than 8 KiB (§4.4); the last chunk takes the rest.
+func rleChunksOf(data []byte, w, n int) []Chunk {
+	var chunks []Chunk
+	for p := 0; p < n; {
+		cnt := 4096
+		for {
+			end := min(p+cnt, n)
+			vals, runs := rleRuns(data, w, p, end)
+			if len(vals)+len(runs) <= 8192 || cnt == 1 {
+				chunks = append(chunks, Chunk{N: uint64(end - p), Buffers: [][]byte{vals, runs}})
+				p = end
+				break
+			}
+			cnt /= 2
+		}
+	}
+	return chunks
 }

@@ -14,11 +14,24 @@ import (
 // bytes; code 255 escapes one literal byte. Its serialized form is always
 // SymbolTableSize bytes.
 type SymbolTable struct {
-	n      int
-	on     bool // the encoder switch: false = strings stored verbatim
-	sym    [256]uint64
-	slen   [256]uint8
-	byHead [256][]uint8 // encoder: codes by first byte, longest first
+	n    int
+	on   bool // the encoder switch: false = strings stored verbatim
+	sym  [256]uint64
+	slen [256]uint8
+	enc  *fsstIndex // encoder lookup, built by index()
+}
+
+// fsstIndex finds the longest symbol at a position: symbols of ≥ 3 bytes
+// by a hash of their first 3 bytes (longest first), the best of ≤ 2 bytes
+// by the first 2 bytes directly.
+type fsstIndex struct {
+	long   [1 << 12][]uint8
+	short  [1 << 16]uint16 // code+1 of the 2-byte symbol, else of the 1-byte one; 0 = none
+	single [256]uint16     // code+1 of the 1-byte symbol
+}
+
+func hash3(b0, b1, b2 byte) uint32 {
+	return ((uint32(b0) | uint32(b1)<<8 | uint32(b2)<<16) * 0x9E3779B1) >> 20
 }
 
 // SymbolTableSize is the size of a serialized symbol table.
@@ -33,6 +46,16 @@ const (
 // "FSST", switch, suffix limit, terminator, n), n 8-byte symbols and n
 // lengths.
 func ParseSymbolTable(b []byte) (*SymbolTable, error) {
+	t, err := parseSymbolTable(b)
+	if err != nil {
+		return nil, err
+	}
+	t.index()
+	return t, nil
+}
+
+// parseSymbolTable is ParseSymbolTable without the encoder's index.
+func parseSymbolTable(b []byte) (*SymbolTable, error) {
 	if len(b) < 8 {
 		return nil, errf(ErrCorrupt, "fsst", "symbol table", "%d bytes, need at least 8", len(b))
 	}
@@ -52,7 +75,6 @@ func ParseSymbolTable(b []byte) (*SymbolTable, error) {
 		}
 		t.slen[i] = l
 	}
-	t.index()
 	return t, nil
 }
 
@@ -103,15 +125,19 @@ func (t *SymbolTable) decodedLen(src []byte) (uint64, error) {
 
 // expand writes the expansion of src at out[0:], which must have room for
 // it plus 8 bytes of slack; it returns the bytes written. src must have
-// passed decodedLen.
-func (t *SymbolTable) expand(out, src []byte) int {
+// passed decodedLen (as part of a larger buffer); ok is false when src
+// ends in an escape without its literal.
+func (t *SymbolTable) expand(out, src []byte) (n int, ok bool) {
 	if !t.on {
-		return copy(out, src)
+		return copy(out, src), true
 	}
 	pos := 0
 	for i := 0; i < len(src); {
 		c := src[i]
 		if c == fsstEscape {
+			if i+1 >= len(src) {
+				return pos, false
+			}
 			out[pos] = src[i+1]
 			pos++
 			i += 2
@@ -121,7 +147,7 @@ func (t *SymbolTable) expand(out, src []byte) int {
 		pos += int(t.slen[c])
 		i++
 	}
-	return pos
+	return pos, true
 }
 
 // Decode appends the expansion of one compressed string to dst.
@@ -132,7 +158,7 @@ func (t *SymbolTable) Decode(dst, src []byte) ([]byte, error) {
 	}
 	start := len(dst)
 	dst = append(dst, make([]byte, n+8)...)
-	w := t.expand(dst[start:], src)
+	w, _ := t.expand(dst[start:], src)
 	return dst[:start+w], nil
 }
 
@@ -141,7 +167,7 @@ func (d *decoder) fsstExpand(enc *pb21.CompressiveEncoding, table []byte, in Blo
 	if in.Kind != Variable {
 		return Block{}, d.errf(ErrCorrupt, enc, "FSST values decode to %s, not variable", in.Kind)
 	}
-	t, err := ParseSymbolTable(table)
+	t, err := d.symbolTable(table)
 	if err != nil {
 		return Block{}, err
 	}
@@ -158,18 +184,17 @@ func (d *decoder) fsstExpand(enc *pb21.CompressiveEncoding, table []byte, in Blo
 	if err := d.take(total+8+(in.Num+1)*ow, "fsst"); err != nil {
 		return Block{}, err
 	}
-	out := make([]byte, total+8)
-	offs := make([]byte, (in.Num+1)*ow)
+	out := d.alloc(total + 8)
+	offs := d.alloc((in.Num + 1) * ow)
+	clear(offs[:ow])
 	pos := 0
 	for i := uint64(0); i < in.Num; i++ {
 		s := in.Value(i)
-		if len(s) > 0 && t.on {
-			// An escape must not straddle two strings.
-			if _, err := t.decodedLen(s); err != nil {
-				return Block{}, &Error{Encoding: "fsst", Context: d.ctx, Msg: fmt.Sprintf("string %d", i), Err: err}
-			}
+		w, ok := t.expand(out[pos:], s)
+		if !ok { // an escape must not straddle two strings
+			return Block{}, d.errf(ErrCorrupt, enc, "string %d ends in an escape", i)
 		}
-		pos += t.expand(out[pos:], s)
+		pos += w
 		if ow == 4 {
 			binary.LittleEndian.PutUint32(offs[(i+1)*4:], uint32(pos))
 		} else {
@@ -177,6 +202,22 @@ func (d *decoder) fsstExpand(enc *pb21.CompressiveEncoding, table []byte, in Blo
 		}
 	}
 	return Block{Kind: Variable, Num: in.Num, Data: out[:pos:pos], Offsets: offs, OffsetBits: in.OffsetBits}, nil
+}
+
+// symbolTable parses table, or returns the table parsed for the same bytes
+// by an earlier call on this Decoder (a page's chunks share one table).
+func (d *decoder) symbolTable(table []byte) (*SymbolTable, error) {
+	if d.cache != nil && d.cache.fsst != nil && len(table) > 0 && len(d.cache.key) == len(table) && &d.cache.key[0] == &table[0] {
+		return d.cache.fsst, nil
+	}
+	t, err := parseSymbolTable(table)
+	if err != nil {
+		return nil, err
+	}
+	if d.cache != nil && len(table) > 0 {
+		d.cache.fsst, d.cache.key = t, table
+	}
+	return t, nil
 }
 
 // ---- encoder ----
@@ -318,19 +359,34 @@ func TrainFSST(sample [][]byte) *SymbolTable {
 	return out
 }
 
-// index builds the encoder's lookup: codes by first byte, longest first.
+// index builds the encoder's lookup.
 func (t *SymbolTable) index() {
-	for i := range t.byHead {
-		t.byHead[i] = nil
-	}
+	x := &fsstIndex{}
+	var two [1 << 16]uint16
 	for c := 0; c < t.n; c++ {
-		h := byte(t.sym[c])
-		t.byHead[h] = append(t.byHead[h], uint8(c))
+		sym, l := t.sym[c], t.slen[c]
+		switch {
+		case l == 1:
+			x.single[byte(sym)] = uint16(c) + 1
+		case l == 2:
+			two[uint16(sym)] = uint16(c) + 1
+		default:
+			h := hash3(byte(sym), byte(sym>>8), byte(sym>>16))
+			x.long[h] = append(x.long[h], uint8(c))
+		}
 	}
-	for h := range t.byHead {
-		l := t.byHead[h]
+	for p := range x.short {
+		if two[p] != 0 {
+			x.short[p] = two[p]
+		} else {
+			x.short[p] = x.single[byte(p)]
+		}
+	}
+	for h := range x.long {
+		l := x.long[h]
 		sort.SliceStable(l, func(i, j int) bool { return t.slen[l[i]] > t.slen[l[j]] })
 	}
+	t.enc = x
 }
 
 var symMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, math.MaxUint64}
@@ -338,23 +394,33 @@ var symMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xf
 // match returns the code of the longest symbol that prefixes s and its
 // length, or length 0 if none does.
 func (t *SymbolTable) match(s []byte) (uint8, int) {
-	cands := t.byHead[s[0]]
-	if len(cands) == 0 {
+	x := t.enc
+	if len(s) >= 3 {
+		if cands := x.long[hash3(s[0], s[1], s[2])]; len(cands) > 0 {
+			var w uint64
+			if len(s) >= 8 {
+				w = binary.LittleEndian.Uint64(s)
+			} else {
+				for i := len(s) - 1; i >= 0; i-- {
+					w = w<<8 | uint64(s[i])
+				}
+			}
+			for _, c := range cands {
+				l := int(t.slen[c])
+				if l <= len(s) && w&symMask[l] == t.sym[c] {
+					return c, l
+				}
+			}
+		}
+	}
+	if len(s) >= 2 {
+		if c := x.short[uint16(s[0])|uint16(s[1])<<8]; c != 0 {
+			return uint8(c - 1), int(t.slen[c-1])
+		}
 		return 0, 0
 	}
-	var w uint64
-	if len(s) >= 8 {
-		w = binary.LittleEndian.Uint64(s)
-	} else {
-		for i := len(s) - 1; i >= 0; i-- {
-			w = w<<8 | uint64(s[i])
-		}
-	}
-	for _, c := range cands {
-		l := int(t.slen[c])
-		if l <= len(s) && w&symMask[l] == t.sym[c] {
-			return c, l
-		}
+	if c := x.single[s[0]]; c != 0 {
+		return uint8(c - 1), 1
 	}
 	return 0, 0
 }
@@ -364,6 +430,9 @@ func (t *SymbolTable) match(s []byte) (uint8, int) {
 func (t *SymbolTable) Encode(dst, src []byte) []byte {
 	if !t.on {
 		return append(dst, src...)
+	}
+	if t.enc == nil {
+		t.index()
 	}
 	for pos := 0; pos < len(src); {
 		c, l := t.match(src[pos:])

@@ -67,7 +67,7 @@ func (d *decoder) general(enc *pb21.CompressiveEncoding, bc *pb21.BufferCompress
 		if want == 0 {
 			return []byte{}, nil
 		}
-		out := make([]byte, want)
+		out := d.alloc(want)
 		got, err := lz4.UncompressBlock(buf[4:], out)
 		if err != nil {
 			return nil, &Error{Encoding: name(enc), Context: d.ctx, Msg: "lz4", Err: fmt.Errorf("%w: %w", ErrCorrupt, err)}

@@ -32,7 +32,7 @@ func (d *decoder) rle(enc *pb21.CompressiveEncoding, r *pb21.Rle, vals, runs []b
 	if err := d.take(size, "rle"); err != nil {
 		return Block{}, err
 	}
-	out := make([]byte, size)
+	out := d.alloc(size)
 	pos := uint64(0)
 	for j := uint64(0); j < nruns && pos < n; j++ {
 		var l uint64

@@ -58,6 +58,12 @@ func TestSpec7_3_InlineBitpackingRoundTripAllWidths(t *testing.T) {
 				if !bytes.Equal(b.Data, vals) {
 					t.Fatalf("T=%d W=%d n=%d: round trip differs", tb, w, n)
 				}
+				// The same chunk at an odd address (the copying path).
+				odd := append([]byte{0}, chunk...)[1:]
+				b, err = DecodeMiniBlock(inlineEnc(tb), [][]byte{odd}, uint64(n), Limits{})
+				if err != nil || !bytes.Equal(b.Data, vals) {
+					t.Fatalf("T=%d W=%d n=%d: misaligned chunk: %v", tb, w, n, err)
+				}
 			}
 		}
 	}
@@ -317,7 +323,16 @@ func TestSpec8_EncodeMiniBlockRoundTrip(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		var total uint64
+		reuse := NewDecoder(Limits{})
+		reuse.Reuse()
 		for i, c := range chunks {
+			again, err := reuse.MiniBlock(enc, c.Buffers, c.N)
+			if err != nil {
+				t.Fatalf("%s chunk %d (reusing decoder): %v", name, i, err)
+			}
+			if s := sub(b, total, c.N, again); s.Kind == 0 {
+				t.Fatalf("%s chunk %d: reusing decoder's values differ", name, i)
+			}
 			if i < len(chunks)-1 && (c.N&(c.N-1) != 0 || c.N > 4096) {
 				t.Fatalf("%s: chunk %d holds %d values (W5)", name, i, c.N)
 			}
@@ -345,6 +360,19 @@ func TestSpec8_EncodeMiniBlockRoundTrip(t *testing.T) {
 				}
 			}
 		}
+	}
+	runs := make([]byte, 4*10000)
+	for i := 0; i < 10000; i++ {
+		binary.LittleEndian.PutUint32(runs[4*i:], uint32((i/50)%7))
+	}
+	enc := check("runs", Block{Kind: Fixed, Num: 10000, Bits: 32, Data: runs}, func(x Block) bool { return true }, EncodeOptions{Minor: 1})
+	if enc.GetRle() == nil {
+		t.Fatalf("runs not RLE: %v", enc)
+	}
+	long := make([]byte, 8*9000) // one run longer than 255
+	enc = check("long run", Block{Kind: Fixed, Num: 9000, Bits: 64, Data: long}, func(x Block) bool { return true }, EncodeOptions{Minor: 2})
+	if enc.GetRle() == nil {
+		t.Fatalf("constant not RLE")
 	}
 	bm := Block{Kind: Fixed, Num: 10000, Bits: 1, Data: randWords(r, 8, 8, 1250)}
 	check("bool", bm, func(x Block) bool { return true }, EncodeOptions{Minor: 2})

@@ -70,7 +70,7 @@ func (v *ValueDecoder) plan(enc *pb21.CompressiveEncoding, depth int) (*vbuild, 
 		}
 		return &vbuild{kind: Variable}, 0, nil
 	case *pb21.CompressiveEncoding_Fsst:
-		t, err := ParseSymbolTable(c.Fsst.GetSymbolTable())
+		t, err := parseSymbolTable(c.Fsst.GetSymbolTable())
 		if err != nil {
 			return nil, 0, err
 		}
@@ -324,7 +324,8 @@ func (v *ValueDecoder) expandValue(enc *pb21.CompressiveEncoding, item []byte, d
 			return nil, d.errf(ErrLimit, enc, "value of %d bytes, %d left", n, d.left)
 		}
 		out := make([]byte, n+8)
-		return out[:t.expand(out, raw)], nil
+		w, _ := t.expand(out, raw)
+		return out[:w], nil
 	case *pb21.CompressiveEncoding_General:
 		raw, err := d.general(enc, c.General.GetCompression(), item)
 		if err != nil {
