@@ -141,3 +141,43 @@ func TestScan_CancelAndBadOptions(t *testing.T) {
 		t.Fatal("version 99 opened")
 	}
 }
+
+// TestScan_MemStore: the scan reads through the store abstraction, here an
+// in-memory bucket (S3 goes through the same store.Store; see tests/s3).
+func TestScan_MemStore(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, "mem://scan-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sch := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+	defer b.Release()
+	for i := 0; i < 100; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	if _, err := commit.WriteArrow(ctx, st, &sliceReader{sch: sch, recs: []arrow.RecordBatch{rec}}, commit.WriteOptions{Mode: commit.ModeCreate}); err != nil {
+		t.Fatal(err)
+	}
+	d := snapshot.NewDataset("mem://scan-test", st)
+	s, err := New(ctx, d, Options{Filter: "id BETWEEN 10 AND 14 OR id = 99"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	recs, err := collect(t, s, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(0)
+	for _, r := range recs {
+		n += r.NumRows()
+		r.Release()
+	}
+	if n != 6 {
+		t.Fatalf("%d rows", n)
+	}
+}
