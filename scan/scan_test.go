@@ -181,3 +181,50 @@ func TestScan_MemStore(t *testing.T) {
 		t.Fatalf("%d rows", n)
 	}
 }
+
+// TestScan_ShallowCloneReadsThroughBasePath: a shallow clone's data and
+// deletion files live under the source's root (a base path); the scan of
+// the clone returns the source's rows, and a delete on the clone writes its
+// deletion file under the clone.
+func TestScan_ShallowCloneReadsThroughBasePath(t *testing.T) {
+	src := smallTable(t)
+	ctx := context.Background()
+	if _, err := Delete(ctx, src, "", "id < 5", commit.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "clone.lance")
+	if _, err := snapshot.Clone(ctx, src.URI(), dst, snapshot.CloneOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := snapshot.OpenDataset(ctx, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	count := func(where string) int64 {
+		s, err := New(ctx, d, Options{Filter: where, Columns: []string{"id"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		recs, err := collect(t, s, ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int64(0)
+		for _, r := range recs {
+			n += r.NumRows()
+			r.Release()
+		}
+		return n
+	}
+	if n := count("id < 20"); n != 15 {
+		t.Fatalf("clone: %d rows", n)
+	}
+	if _, err := Delete(ctx, d, "", "id BETWEEN 5 AND 9", commit.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("id < 20"); n != 10 {
+		t.Fatalf("clone after delete: %d rows", n)
+	}
+}
