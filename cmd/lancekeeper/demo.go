@@ -23,7 +23,7 @@ func (commands) Demo() command {
 	return command{
 		name:    "demo",
 		usage:   "[DIR] [--rows N]",
-		summary: "Write a sample dataset with v1 zone write seeds into DIR (default ./demo-data, recreated on every run) and show inspect, seeds and a pruning preview.",
+		summary: "Write a sample dataset with v1 zone write seeds into DIR (default ./demo-data, recreated on every run) and show inspect, seeds, a pruning preview and a pruned scan with its plan.",
 		run:     runDemo,
 	}
 }
@@ -191,10 +191,19 @@ func runDemo(e *env, args []string) int {
 	if code := runSeeds(e, []string{dir, "--column", "id", "--where", where}); code != exitOK {
 		return code
 	}
+	scanWhere := where + " AND city = 'Oslo'"
+	step(fmt.Sprintf("7. lancekeeper scan %s --where \"%s\" --explain   (the plan: no data read)", dir, scanWhere))
+	if code := runScan(e, []string{dir, "--where", scanWhere, "--explain"}); code != exitOK {
+		return code
+	}
+	step(fmt.Sprintf("8. lancekeeper scan %s --where \"%s\" --limit 5   (the pruned scan: Lance 12 cannot read this flagged table)", dir, scanWhere))
+	if code := runScan(e, []string{dir, "--where", scanWhere, "--limit", "5"}); code != exitOK {
+		return code
+	}
 	fmt.Fprintf(out, "\nThe fragments of version 1 have no seeds, so a reader must scan them; the seeded\n"+
 		"fragments are pruned zone by zone. Try also:\n"+
-		"  lancekeeper seeds %s --where \"isnan(temperature)\"\n"+
+		"  lancekeeper scan %s --where \"isnan(temperature)\" --format csv\n"+
 		"  lancekeeper seeds %s --where \"city = 'Oslo'\" --zones\n"+
-		"  lancekeeper versions %s\n", dir, dir, dir)
+		"  lancekeeper scan %s --format parquet --output demo.parquet   (plain files out of a flagged table)\n", dir, dir, dir)
 	return exitOK
 }

@@ -1,0 +1,167 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lancekeeper/lancekeeper/commit"
+	"github.com/lancekeeper/lancekeeper/snapshot"
+	"github.com/lancekeeper/lancekeeper/store"
+)
+
+// benchRows is the table size of BenchmarkScan (LANCEKEEPER_SCAN_BENCH_ROWS
+// overrides; the figure is 10 Mi rows).
+func benchRows() int {
+	if v, err := strconv.Atoi(os.Getenv("LANCEKEEPER_SCAN_BENCH_ROWS")); err == nil && v > 0 {
+		return v
+	}
+	return 1 << 20
+}
+
+type sliceReader struct {
+	sch  *arrow.Schema
+	recs []arrow.RecordBatch
+	i    int
+	cur  arrow.RecordBatch
+}
+
+func (r *sliceReader) Retain()                        {}
+func (r *sliceReader) Release()                       {}
+func (r *sliceReader) Schema() *arrow.Schema          { return r.sch }
+func (r *sliceReader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *sliceReader) Record() arrow.RecordBatch      { return r.cur }
+func (r *sliceReader) Err() error                     { return nil }
+func (r *sliceReader) Next() bool {
+	if r.i >= len(r.recs) {
+		return false
+	}
+	r.cur = r.recs[r.i]
+	r.i++
+	return true
+}
+
+// benchTable writes n rows in 100 fragments with v1 seeds (8192 rows per
+// zone): ts clustered (monotonic with noise), u unclustered (uniform),
+// payload a float64.
+func benchTable(b *testing.B, n int) string {
+	dir := filepath.Join(b.TempDir(), "bench.lance")
+	ctx := context.Background()
+	st, err := store.Open(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	sch := arrow.NewSchema([]arrow.Field{{Name: "ts", Type: arrow.PrimitiveTypes.Int64}, {Name: "u", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.PrimitiveTypes.Float64}}, nil)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var recs []arrow.RecordBatch
+	const batch = 1 << 16
+	for s := 0; s < n; s += batch {
+		bl := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+		for i := s; i < min(n, s+batch); i++ {
+			bl.Field(0).(*array.Int64Builder).Append(int64(i)*10 + int64(rng.IntN(50)))
+			bl.Field(1).(*array.Int64Builder).Append(int64(rng.IntN(n * 10)))
+			bl.Field(2).(*array.Float64Builder).Append(rng.Float64())
+		}
+		recs = append(recs, bl.NewRecordBatch())
+		bl.Release()
+	}
+	if _, err := commit.WriteArrow(ctx, st, &sliceReader{sch: sch, recs: recs}, commit.WriteOptions{Mode: commit.ModeCreate,
+		MaxRowsPerFile: (n + 99) / 100, SeedAllColumns: true, RowsPerZone: 8192, Commit: commit.Options{EnableZoneWriteSeeds: true}}); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// BenchmarkScan measures, per predicate selectivity (0.1 %, 1 %, 10 %) on
+// the clustered and the unclustered column, the pruned scan against the
+// unpruned scan of the same table in the same run: wall-time ratio, bytes
+// read (and their ratio to the bytes of the zones that hold matches,
+// estimated as those zones' share of the fragments' file bytes), and the
+// full-scan throughput.
+func BenchmarkScan(b *testing.B) {
+	n := benchRows()
+	dir := benchTable(b, n)
+	ctx := context.Background()
+	run := func(b *testing.B, where string, noPrune bool) (rows int64, bytes int64, d time.Duration, addrs []uint64) {
+		ds, err := snapshot.OpenDataset(ctx, dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ds.Close()
+		start := time.Now()
+		s, err := New(ctx, ds, Options{Filter: where, NoPrune: noPrune, WithRowAddr: true, BatchSize: 64 << 10})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		rd := s.Reader(ctx)
+		defer rd.Release()
+		for rd.Next() {
+			rec := rd.RecordBatch()
+			rows += rec.NumRows()
+			a := rec.Column(int(rec.NumCols()) - 1).(*array.Uint64)
+			if len(addrs) < 1<<22 {
+				addrs = append(addrs, a.Uint64Values()...)
+			}
+		}
+		if err := rd.Err(); err != nil {
+			b.Fatal(err)
+		}
+		_, bytes = s.BytesRead()
+		return rows, bytes, time.Since(start), addrs
+	}
+	total := int64(n) * 10
+	for _, sel := range []float64{0.001, 0.01, 0.1} {
+		for _, col := range []string{"ts", "u"} {
+			lo := int64(float64(total) * 0.4)
+			hi := lo + int64(float64(total)*sel)
+			where := fmt.Sprintf("%s >= %d AND %s < %d", col, lo, col, hi)
+			b.Run(fmt.Sprintf("%s/%.1f%%", col, sel*100), func(b *testing.B) {
+				var pt, ft time.Duration
+				var pb, fb int64
+				var matchZoneBytes float64
+				for i := 0; i < b.N; i++ {
+					pr, pbytes, pd, _ := run(b, where, false)
+					fr, fbytes, fd, addrs := run(b, where, true)
+					if pr != fr {
+						b.Fatalf("pruned %d rows, unpruned %d", pr, fr)
+					}
+					pt, ft, pb, fb = pt+pd, ft+fd, pb+pbytes, fb+fbytes
+					zones := map[uint64]bool{}
+					for _, a := range addrs {
+						zones[(a>>32)<<32|(a&0xffffffff)/8192] = true
+					}
+					// each zone ≈ 8192/(rows per fragment) of its fragment's bytes
+					perFrag := float64(fbytes) / 100
+					zpf := float64((n+99)/100) / 8192
+					matchZoneBytes += float64(len(zones)) * perFrag / zpf
+				}
+				b.ReportMetric(float64(pt)/float64(ft), "time_pruned/unpruned")
+				b.ReportMetric(float64(pb)/float64(b.N), "bytes_pruned/op")
+				b.ReportMetric(float64(fb)/float64(b.N), "bytes_full/op")
+				if matchZoneBytes > 0 {
+					b.ReportMetric(float64(pb)/matchZoneBytes, "bytes_pruned/matching_zones")
+				}
+			})
+		}
+	}
+	b.Run("full", func(b *testing.B) {
+		var d time.Duration
+		var rows int64
+		for i := 0; i < b.N; i++ {
+			r, _, t, _ := run(b, "", false)
+			rows, d = rows+r, d+t
+		}
+		b.ReportMetric(float64(rows)/d.Seconds(), "rows/s")
+	})
+}
