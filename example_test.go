@@ -1,0 +1,417 @@
+package lancekeeper_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lancekeeper/lancekeeper"
+)
+
+// records returns a reader of one record batch with columns x (int64,
+// the values from..to-1) and s (string "row<x>").
+func records(from, to int64) array.RecordReader {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for x := from; x < to; x++ {
+		b.Field(0).(*array.Int64Builder).Append(x)
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("row%d", x))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	rdr, err := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+	if err != nil {
+		panic(err)
+	}
+	return rdr
+}
+
+// tempDir returns a new directory for an example's datasets.
+func tempDir() string {
+	dir, err := os.MkdirTemp("", "lancekeeper-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	return dir
+}
+
+// The whole journey of the README: write with seeds, reopen, list
+// versions, tag, and ask which zones a predicate keeps.
+func Example() {
+	ctx := context.Background()
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	uri := filepath.Join(dir, "events.lance")
+
+	ds, err := lancekeeper.Create(ctx, uri, records(0, 1000))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	// Seeds, and in the same commit the explicit activation of
+	// FLAG_ZONE_WRITE_SEEDS.
+	ds, err = ds.Append(ctx, records(1000, 2000), lancekeeper.WithSeeds(), lancekeeper.WithRowsPerZone(100), lancekeeper.ActivateZoneWriteSeeds())
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := ds.Tags().Create(ctx, "loaded", 0); err != nil {
+		log.Fatal(err)
+	}
+
+	again, err := lancekeeper.Open(ctx, uri, lancekeeper.AtTag("loaded"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer again.Close()
+	versions, _ := again.Versions(ctx)
+	for _, v := range versions {
+		fmt.Println("version", v.Number, "seeds flag:", v.ZoneWriteSeeds, "tags:", v.Tags)
+	}
+	p, err := again.Prune(ctx, "x > 1900")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("x > 1900 keeps %d of %d fragments, %d of %d seeded zones\n", p.FragmentsKept, p.FragmentsTotal, p.ZonesKept, p.ZonesTotal)
+	// Output:
+	// version 1 seeds flag: false tags: []
+	// version 2 seeds flag: true tags: [loaded]
+	// x > 1900 keeps 2 of 2 fragments, 1 of 10 seeded zones
+}
+
+func ExampleCreate() {
+	ctx := context.Background()
+	// mem:// datasets live as long as the handle: for tests and examples.
+	ds, err := lancekeeper.Create(ctx, "mem://example", records(0, 10), lancekeeper.WithMaxRowsPerFile(4))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	s, err := ds.Summary(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("version", s.Version, "rows", s.Rows, "fragments", s.Fragments, "format", s.DataStorageVersion)
+	for _, c := range s.Columns {
+		fmt.Println(c.Name, c.Type)
+	}
+	// Output:
+	// version 1 rows 10 fragments 3 format 2.0
+	// x int64
+	// s string
+}
+
+func ExampleOpen() {
+	ctx := context.Background()
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	uri := filepath.Join(dir, "t.lance")
+	ds, err := lancekeeper.Create(ctx, uri, records(0, 5))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ds.Close()
+
+	ds, err = lancekeeper.Open(ctx, uri)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	fmt.Println("latest version", ds.Version())
+	_, err = lancekeeper.Open(ctx, filepath.Join(dir, "missing.lance"))
+	fmt.Println("missing dataset:", errors.Is(err, lancekeeper.ErrNotFound))
+	// Output:
+	// latest version 1
+	// missing dataset: true
+}
+
+func ExampleDataset_Append() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://append", records(0, 100))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+
+	// Seeds on a table without FLAG_ZONE_WRITE_SEEDS need the explicit
+	// activation (R56).
+	_, err = ds.Append(ctx, records(100, 200), lancekeeper.WithSeeds("x"))
+	fmt.Println("without activation:", errors.Is(err, lancekeeper.ErrSeedsNotEnabled))
+
+	ds, err = ds.Append(ctx, records(100, 200), lancekeeper.WithSeeds("x"), lancekeeper.ActivateZoneWriteSeeds())
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Once the flag is set, later appends write seeds without it.
+	ds, err = ds.Append(ctx, records(200, 300), lancekeeper.WithSeeds("x"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, _ := ds.Summary(ctx)
+	fmt.Println("version", s.Version, "rows", s.Rows, "seeds flag", s.ZoneWriteSeeds)
+	// Output:
+	// without activation: true
+	// version 3 rows 300 seeds flag true
+}
+
+func ExampleDataset_Overwrite() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://overwrite", records(0, 100))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	ds, err = ds.Overwrite(ctx, records(0, 7))
+	if err != nil {
+		log.Fatal(err)
+	}
+	old, err := ds.Checkout(ctx, lancekeeper.AtVersion(1))
+	if err != nil {
+		log.Fatal(err)
+	}
+	now, _ := ds.Summary(ctx)
+	before, _ := old.Summary(ctx)
+	fmt.Println("version", now.Version, "rows", now.Rows, "; version", before.Version, "rows", before.Rows)
+	// Output:
+	// version 2 rows 7 ; version 1 rows 100
+}
+
+func ExampleDataset_Versions() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://versions", records(0, 10))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	ds, _ = ds.Append(ctx, records(10, 20))
+	ds, _ = ds.EnableZoneWriteSeeds(ctx)
+	vs, err := ds.Versions(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, v := range vs {
+		fmt.Println(v.Number, v.Fragments, v.ZoneWriteSeeds)
+	}
+	// Output:
+	// 1 1 false
+	// 2 2 false
+	// 3 2 true
+}
+
+func ExampleDataset_Checkout() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://checkout", records(0, 10))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	ds.Tags().Create(ctx, "first", 0)
+	ds, _ = ds.Append(ctx, records(10, 20))
+	if _, err := ds.Branches().Create(ctx, "dev", 0); err != nil {
+		log.Fatal(err)
+	}
+
+	byVersion, _ := ds.Checkout(ctx, lancekeeper.AtVersion(1))
+	byTag, _ := ds.Checkout(ctx, lancekeeper.AtTag("first"))
+	dev, _ := ds.Checkout(ctx, lancekeeper.OnBranch("dev"))
+	fmt.Println(byVersion.Version(), byTag.Version(), dev.Branch(), dev.Version())
+	// Output:
+	// 1 1 dev 2
+}
+
+func ExampleDataset_Tags() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://tags", records(0, 10))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	tags := ds.Tags()
+	tags.Create(ctx, "stable", 0) // 0: this handle's version
+	ds, _ = ds.Append(ctx, records(10, 20))
+	tags.Create(ctx, "nightly", ds.Version())
+	tags.Update(ctx, "stable", 2)
+	_, err = tags.Create(ctx, "nightly", 1)
+	fmt.Println("exists:", errors.Is(err, lancekeeper.ErrRefExists))
+	tags.Delete(ctx, "nightly")
+	list, _ := tags.List(ctx)
+	for _, t := range list {
+		fmt.Println(t.Name, "->", t.Version)
+	}
+	// Output:
+	// exists: true
+	// stable -> 2
+}
+
+func ExampleDataset_Branches() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://branches", records(0, 10))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	dev, err := ds.Branches().Create(ctx, "dev", 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Writes through a branch handle go to the branch.
+	dev, err = dev.Append(ctx, records(10, 15))
+	if err != nil {
+		log.Fatal(err)
+	}
+	main, _ := ds.Checkout(ctx)
+	d, _ := dev.Summary(ctx)
+	m, _ := main.Summary(ctx)
+	fmt.Printf("dev: version %d, %d rows; main: version %d, %d rows\n", d.Version, d.Rows, m.Version, m.Rows)
+	bs, _ := ds.Branches().List(ctx)
+	for _, b := range bs {
+		fmt.Printf("branch %s from %q@%d\n", b.Name, b.Parent, b.ParentVersion)
+	}
+	// Output:
+	// dev: version 2, 15 rows; main: version 1, 10 rows
+	// branch dev from ""@1
+}
+
+func ExampleDataset_Clone() {
+	ctx := context.Background()
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	src, err := lancekeeper.Create(ctx, filepath.Join(dir, "src.lance"), records(0, 10))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer src.Close()
+
+	// Shallow: the clone references the source's files through a base path.
+	shallow, err := src.Clone(ctx, filepath.Join(dir, "shallow.lance"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer shallow.Close()
+	shallow, err = shallow.Append(ctx, records(10, 20))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Deep: every file is copied.
+	deep, err := src.Clone(ctx, filepath.Join(dir, "deep.lance"), lancekeeper.Deep())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer deep.Close()
+	s, _ := shallow.Summary(ctx)
+	d, _ := deep.Summary(ctx)
+	fmt.Println("shallow: version", s.Version, "rows", s.Rows)
+	fmt.Println("deep: version", d.Version, "rows", d.Rows)
+	// Output:
+	// shallow: version 2 rows 20
+	// deep: version 1 rows 10
+}
+
+func ExampleDataset_Restore() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://restore", records(0, 10))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	ds, _ = ds.Overwrite(ctx, records(0, 3))
+	v1, _ := ds.Checkout(ctx, lancekeeper.AtVersion(1))
+	head, err := v1.Restore(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, _ := head.Summary(ctx)
+	fmt.Println("version", s.Version, "rows", s.Rows)
+	// Output:
+	// version 3 rows 10
+}
+
+func ExampleDataset_EnableZoneWriteSeeds() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://enable", records(0, 10))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	fmt.Println("version", ds.Version(), "flag", ds.ZoneWriteSeeds())
+	ds, err = ds.EnableZoneWriteSeeds(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("version", ds.Version(), "flag", ds.ZoneWriteSeeds())
+	ds, _ = ds.EnableZoneWriteSeeds(ctx) // already set: nothing written
+	fmt.Println("version", ds.Version(), "flag", ds.ZoneWriteSeeds())
+	// Output:
+	// version 1 flag false
+	// version 2 flag true
+	// version 2 flag true
+}
+
+func ExampleDataset_Seeds() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://seeds", records(0, 250),
+		lancekeeper.WithSeeds("x"), lancekeeper.WithRowsPerZone(100), lancekeeper.ActivateZoneWriteSeeds())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	files, err := ds.Seeds(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, f := range files {
+		for _, s := range f.Seeds {
+			fmt.Printf("fragment %d column %s v%d usable=%v\n", f.Fragment, s.Column, s.Version, s.Err == nil)
+			for _, z := range s.Zones {
+				fmt.Printf("  rows %d+%d: min %v max %v nulls %d\n", z.Start, z.Rows, z.Min, z.Max, z.NullCount)
+			}
+		}
+	}
+	// Output:
+	// fragment 0 column x v1 usable=true
+	//   rows 0+100: min 0 max 99 nulls 0
+	//   rows 100+100: min 100 max 199 nulls 0
+	//   rows 200+50: min 200 max 249 nulls 0
+}
+
+func ExampleDataset_Prune() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://prune", records(0, 1000),
+		lancekeeper.WithSeeds(), lancekeeper.WithRowsPerZone(100), lancekeeper.WithMaxRowsPerFile(500),
+		lancekeeper.ActivateZoneWriteSeeds())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	p, err := ds.Prune(ctx, "x BETWEEN 120 AND 250")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, f := range p.Fragments {
+		fmt.Print("fragment ", f.ID, " kept=", f.Kept, ":")
+		for _, z := range f.Zones {
+			if z.Kept {
+				fmt.Print(" ", z.Start, "+", z.Rows)
+			}
+		}
+		fmt.Println()
+	}
+	fmt.Printf("rows to read: %d of %d\n", p.RowsKept, p.RowsTotal)
+	_, err = ds.Prune(ctx, "nosuch > 1")
+	fmt.Println(errors.Is(err, lancekeeper.ErrInvalidPredicate))
+	// Output:
+	// fragment 0 kept=true: 100+100 200+100
+	// fragment 1 kept=false:
+	// rows to read: 200 of 1000
+	// true
+}
