@@ -46,26 +46,30 @@ func tempDir() string {
 	return dir
 }
 
-// The whole journey of the README: write with seeds, reopen, list
-// versions, tag, and ask which zones a predicate keeps.
+// The journey of the README: create, append with seeds and their explicit
+// activation, tag, reopen at the tag, list versions, and ask which zones a
+// predicate keeps. README.md shows the body from Create to the last Printf
+// (TestREADMESnippetIsThisExample keeps them identical).
 func Example() {
 	ctx := context.Background()
 	dir := tempDir()
 	defer os.RemoveAll(dir)
 	uri := filepath.Join(dir, "events.lance")
 
+	// records(from, to) is any array.RecordReader; here x int64 and s string.
 	ds, err := lancekeeper.Create(ctx, uri, records(0, 1000))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer ds.Close()
-	// Seeds, and in the same commit the explicit activation of
-	// FLAG_ZONE_WRITE_SEEDS.
-	ds, err = ds.Append(ctx, records(1000, 2000), lancekeeper.WithSeeds(), lancekeeper.WithRowsPerZone(100), lancekeeper.ActivateZoneWriteSeeds())
+	// Append with v1 zone write seeds; the same commit explicitly activates
+	// FLAG_ZONE_WRITE_SEEDS (Lance releases without seed support then refuse the table).
+	ds, err = ds.Append(ctx, records(1000, 2000),
+		lancekeeper.WithSeeds(), lancekeeper.WithRowsPerZone(100), lancekeeper.ActivateZoneWriteSeeds())
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := ds.Tags().Create(ctx, "loaded", 0); err != nil {
+	if _, err := ds.Tags().Create(ctx, "loaded", 0); err != nil { // 0: this handle's version
 		log.Fatal(err)
 	}
 
@@ -82,7 +86,8 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("x > 1900 keeps %d of %d fragments, %d of %d seeded zones\n", p.FragmentsKept, p.FragmentsTotal, p.ZonesKept, p.ZonesTotal)
+	fmt.Printf("x > 1900 keeps %d of %d fragments, %d of %d seeded zones\n",
+		p.FragmentsKept, p.FragmentsTotal, p.ZonesKept, p.ZonesTotal)
 	// Output:
 	// version 1 seeds flag: false tags: []
 	// version 2 seeds flag: true tags: [loaded]
