@@ -44,8 +44,9 @@ var layers = map[string]int{
 	// 2: formats: manifests, deletion files, seeds.
 	"manifest": 2,
 	"seedio":   2,
-	// 3: data files (they carry seeds).
+	// 3: data files (they carry seeds); predicates (over seedio only).
 	"datafile": 3,
+	"filter":   3,
 	// 4: the commit engine.
 	"commit": 4,
 	// 5: versions and refs; the coordinator's client.
@@ -54,7 +55,7 @@ var layers = map[string]int{
 	"zonemap":            5,
 	// 6: what reads a dataset as a whole; the coordinator server.
 	"inspect":     6,
-	"filter":      6,
+	"scan":        6,
 	"coordinator": 6,
 	// 8: the facade (above maintenance and checks at 7).
 	".": 8,

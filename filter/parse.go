@@ -1,0 +1,713 @@
+package filter
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxLen bounds the predicate text Parse accepts.
+const MaxLen = 1 << 16
+
+// maxDepth bounds the nesting of parentheses and NOTs.
+const maxDepth = 200
+
+type tokKind int
+
+const (
+	tEOF tokKind = iota
+	tIdent
+	tQuoted // "name" or `name`
+	tNum
+	tStr
+	tHex
+	tOp
+	tLParen
+	tRParen
+	tComma
+	tDot
+)
+
+type token struct {
+	kind tokKind
+	text string
+	pos  int
+}
+
+func (t token) show() string {
+	switch t.kind {
+	case tEOF:
+		return "end of input"
+	case tStr:
+		return "'" + t.text + "'"
+	case tQuoted:
+		return `"` + t.text + `"`
+	case tHex:
+		return "x'" + t.text + "'"
+	case tLParen:
+		return "("
+	case tRParen:
+		return ")"
+	case tComma:
+		return ","
+	case tDot:
+		return "."
+	}
+	return t.text
+}
+
+func synErr(t token, format string, args ...any) error {
+	return &SyntaxError{Offset: t.pos, Token: t.show(), Msg: fmt.Sprintf(format, args...)}
+}
+
+func lex(s string) ([]token, error) {
+	var toks []token
+	i := 0
+	prevValue := func() bool { // whether the previous token ends an operand
+		if len(toks) == 0 {
+			return false
+		}
+		last := toks[len(toks)-1]
+		if last.kind == tIdent && reserved[strings.ToLower(last.text)] {
+			return false
+		}
+		switch last.kind {
+		case tIdent, tQuoted, tNum, tStr, tHex, tRParen:
+			return true
+		}
+		return false
+	}
+	for {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+			i++
+		}
+		if i >= len(s) {
+			toks = append(toks, token{kind: tEOF, pos: i})
+			return toks, nil
+		}
+		start := i
+		c := s[i]
+		switch {
+		case c == '(':
+			toks = append(toks, token{tLParen, "(", i})
+			i++
+		case c == ')':
+			toks = append(toks, token{tRParen, ")", i})
+			i++
+		case c == ',':
+			toks = append(toks, token{tComma, ",", i})
+			i++
+		case c == '=' || c == '<' || c == '>' || c == '!':
+			i++
+			if i < len(s) && (s[i] == '=' || (c == '<' && s[i] == '>')) {
+				i++
+			}
+			op := s[start:i]
+			if op == "!" {
+				return nil, &SyntaxError{Offset: start, Token: "!", Msg: "unexpected '!' (use != or NOT)"}
+			}
+			toks = append(toks, token{tOp, op, start})
+		case c == '\'':
+			var sb strings.Builder
+			i++
+			for {
+				if i >= len(s) {
+					return nil, &SyntaxError{Offset: start, Token: s[start:min(len(s), start+20)], Msg: "unterminated string"}
+				}
+				if s[i] == '\'' {
+					if i+1 < len(s) && s[i+1] == '\'' {
+						sb.WriteByte('\'')
+						i += 2
+						continue
+					}
+					i++
+					break
+				}
+				sb.WriteByte(s[i])
+				i++
+			}
+			toks = append(toks, token{tStr, sb.String(), start})
+		case c == '"' || c == '`':
+			end := strings.IndexByte(s[i+1:], c)
+			if end < 0 {
+				return nil, &SyntaxError{Offset: start, Token: s[start:min(len(s), start+20)], Msg: "unterminated quoted name"}
+			}
+			toks = append(toks, token{tQuoted, s[i+1 : i+1+end], start})
+			i += end + 2
+		case (c == 'x' || c == 'X') && i+1 < len(s) && s[i+1] == '\'':
+			end := strings.IndexByte(s[i+2:], '\'')
+			if end < 0 {
+				return nil, &SyntaxError{Offset: start, Token: s[start:min(len(s), start+20)], Msg: "unterminated hex literal"}
+			}
+			toks = append(toks, token{tHex, s[i+2 : i+2+end], start})
+			i += end + 3
+		case c == '.' && !(prevValue() == false && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9'):
+			toks = append(toks, token{tDot, ".", i})
+			i++
+		case c == '-' || c == '+' || c == '.' || (c >= '0' && c <= '9'):
+			if (c == '-' || c == '+') && prevValue() {
+				return nil, &SyntaxError{Offset: start, Token: string(c), Msg: "arithmetic is not supported"}
+			}
+			i++
+			for i < len(s) {
+				d := s[i]
+				if (d >= '0' && d <= '9') || d == '.' || d == 'e' || d == 'E' || d == '_' ||
+					((d == '-' || d == '+') && (s[i-1] == 'e' || s[i-1] == 'E')) {
+					i++
+					continue
+				}
+				break
+			}
+			if (c == '-' || c == '+') && i == start+1 { // -inf, +infinity, -nan
+				for i < len(s) && isIdentByte(s[i]) {
+					i++
+				}
+				if i == start+1 {
+					return nil, &SyntaxError{Offset: start, Token: string(c), Msg: "a sign must be followed by a number"}
+				}
+			}
+			toks = append(toks, token{tNum, s[start:i], start})
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == '_' || unicode.IsLetter(r) {
+				i += size
+				for i < len(s) {
+					r, size := utf8.DecodeRuneInString(s[i:])
+					if r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+						i += size
+						continue
+					}
+					break
+				}
+				toks = append(toks, token{tIdent, s[start:i], start})
+				continue
+			}
+			return nil, &SyntaxError{Offset: start, Token: string(r), Msg: "unexpected character"}
+		}
+	}
+}
+
+func isIdentByte(b byte) bool {
+	return b == '_' || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9')
+}
+
+// ---- AST ----
+
+type node interface{ offset() int }
+
+type litKind int
+
+const (
+	litNull litKind = iota
+	litNumber
+	litString
+	litBool
+	litHex
+	litDate      // DATE 'YYYY-MM-DD'
+	litTimestamp // TIMESTAMP '...'
+)
+
+type refNode struct {
+	path []string
+	off  int
+}
+
+type litNode struct {
+	kind litKind
+	text string
+	off  int
+}
+
+type cmpNode struct {
+	op  string // = != < <= > >=  (normalised: ref op lit)
+	ref *refNode
+	lit *litNode
+	off int
+}
+
+type logicNode struct {
+	and  bool
+	l, r node
+	off  int
+}
+
+type notNode struct {
+	x   node
+	off int
+}
+
+type inNode struct {
+	ref  *refNode
+	lits []*litNode
+	neg  bool
+	off  int
+}
+
+type betweenNode struct {
+	ref    *refNode
+	lo, hi *litNode
+	neg    bool
+	off    int
+}
+
+type isNullNode struct {
+	ref *refNode
+	neg bool
+	off int
+}
+
+// isBoolNode is "x IS [NOT] TRUE|FALSE".
+type isBoolNode struct {
+	ref *refNode
+	val bool
+	neg bool
+	off int
+}
+
+type callNode struct {
+	name string
+	args []node
+	off  int
+}
+
+type likeNode struct {
+	ref *refNode
+	pat *litNode
+	neg bool
+	off int
+}
+
+// constNode is a boolean or NULL literal used as a predicate.
+type constNode struct {
+	lit *litNode
+}
+
+func (n *refNode) offset() int     { return n.off }
+func (n *litNode) offset() int     { return n.off }
+func (n *cmpNode) offset() int     { return n.off }
+func (n *logicNode) offset() int   { return n.off }
+func (n *notNode) offset() int     { return n.off }
+func (n *inNode) offset() int      { return n.off }
+func (n *betweenNode) offset() int { return n.off }
+func (n *isNullNode) offset() int  { return n.off }
+func (n *isBoolNode) offset() int  { return n.off }
+func (n *callNode) offset() int    { return n.off }
+func (n *likeNode) offset() int    { return n.off }
+func (n *constNode) offset() int   { return n.lit.off }
+
+func (n *refNode) name() string { return strings.Join(n.path, ".") }
+
+// Expr is a parsed predicate, not yet checked against a schema.
+type Expr struct {
+	text string
+	root node
+}
+
+// String returns the predicate text as given.
+func (e *Expr) String() string { return e.text }
+
+// Parse parses a Lance/DataFusion-style SQL predicate:
+//
+//	expr  := expr OR expr | expr AND expr | NOT expr | ( expr ) | pred
+//	pred  := col op lit | lit op col            op: = == != <> < <= > >=
+//	       | col [NOT] IN (lit, …) | col [NOT] BETWEEN lit AND lit
+//	       | col IS [NOT] NULL | col IS [NOT] TRUE|FALSE
+//	       | col [NOT] LIKE 'pattern' | isnan(col) | col (a boolean column)
+//	       | TRUE | FALSE | NULL
+//	col   := name(.name)*                   name: ident, "quoted" or `quoted`
+//	lit   := number | nan | inf | -inf | 'string' | x'hex' | TRUE | FALSE | NULL
+//	       | DATE 'YYYY-MM-DD' | TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.f]'
+//
+// Keywords are case-insensitive; a doubled single quote stands for one in
+// strings. Errors are *SyntaxError (offset and token).
+func Parse(s string) (*Expr, error) {
+	if len(s) > MaxLen {
+		return nil, &SyntaxError{Offset: MaxLen, Token: "", Msg: fmt.Sprintf("predicate longer than %d bytes", MaxLen)}
+	}
+	toks, err := lex(s)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{toks: toks}
+	if p.peek().kind == tEOF {
+		return nil, synErr(p.peek(), "empty predicate")
+	}
+	root, err := p.or(0)
+	if err != nil {
+		return nil, err
+	}
+	if t := p.peek(); t.kind != tEOF {
+		return nil, synErr(t, "expected AND, OR or end of input")
+	}
+	return &Expr{text: strings.TrimSpace(s), root: root}, nil
+}
+
+type parser struct {
+	toks []token
+	i    int
+}
+
+func (p *parser) peek() token  { return p.toks[p.i] }
+func (p *parser) peek2() token { return p.toks[min(p.i+1, len(p.toks)-1)] }
+func (p *parser) take() token {
+	t := p.toks[p.i]
+	if t.kind != tEOF {
+		p.i++
+	}
+	return t
+}
+
+func isKw(t token, kw string) bool { return t.kind == tIdent && strings.EqualFold(t.text, kw) }
+
+var reserved = map[string]bool{"and": true, "or": true, "not": true, "in": true, "between": true, "is": true, "null": true, "like": true, "true": true, "false": true}
+
+func (p *parser) or(depth int) (node, error) {
+	l, err := p.and(depth)
+	if err != nil {
+		return nil, err
+	}
+	for isKw(p.peek(), "or") {
+		t := p.take()
+		r, err := p.and(depth)
+		if err != nil {
+			return nil, err
+		}
+		l = &logicNode{and: false, l: l, r: r, off: t.pos}
+	}
+	return l, nil
+}
+
+func (p *parser) and(depth int) (node, error) {
+	l, err := p.not(depth)
+	if err != nil {
+		return nil, err
+	}
+	for isKw(p.peek(), "and") {
+		t := p.take()
+		r, err := p.not(depth)
+		if err != nil {
+			return nil, err
+		}
+		l = &logicNode{and: true, l: l, r: r, off: t.pos}
+	}
+	return l, nil
+}
+
+func (p *parser) not(depth int) (node, error) {
+	if depth > maxDepth {
+		return nil, synErr(p.peek(), "nested more than %d deep", maxDepth)
+	}
+	if isKw(p.peek(), "not") {
+		t := p.take()
+		x, err := p.not(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		return &notNode{x: x, off: t.pos}, nil
+	}
+	return p.pred(depth)
+}
+
+// operand parses a column reference, a literal or a function call.
+func (p *parser) operand(depth int) (node, error) {
+	t := p.peek()
+	switch t.kind {
+	case tNum, tStr, tHex:
+		return p.literal()
+	case tQuoted:
+		return p.ref()
+	case tIdent:
+		switch {
+		case isKw(t, "true"), isKw(t, "false"), isKw(t, "null"), isKw(t, "nan"), isKw(t, "inf"), isKw(t, "infinity"):
+			return p.literal()
+		case (isKw(t, "date") || isKw(t, "timestamp")) && p.peek2().kind == tStr:
+			return p.literal()
+		case (isKw(t, "cast") || isKw(t, "arrow_cast")) && p.peek2().kind == tLParen:
+			return p.literal()
+		case p.peek2().kind == tLParen:
+			p.take()
+			p.take()
+			c := &callNode{name: strings.ToLower(t.text), off: t.pos}
+			if p.peek().kind != tRParen {
+				for {
+					a, err := p.operand(depth + 1)
+					if err != nil {
+						return nil, err
+					}
+					c.args = append(c.args, a)
+					if p.peek().kind == tComma {
+						p.take()
+						continue
+					}
+					break
+				}
+			}
+			if r := p.take(); r.kind != tRParen {
+				return nil, synErr(r, "expected ')' closing %s(", t.text)
+			}
+			return c, nil
+		case reserved[strings.ToLower(t.text)]:
+			return nil, synErr(t, "expected a column name or a literal")
+		}
+		return p.ref()
+	}
+	return nil, synErr(t, "expected a column name or a literal")
+}
+
+func (p *parser) ref() (node, error) {
+	t := p.take()
+	if t.kind != tIdent && t.kind != tQuoted {
+		return nil, synErr(t, "expected a column name")
+	}
+	r := &refNode{path: []string{t.text}, off: t.pos}
+	for p.peek().kind == tDot {
+		p.take()
+		n := p.take()
+		if n.kind != tIdent && n.kind != tQuoted {
+			return nil, synErr(n, "expected a field name after '.'")
+		}
+		r.path = append(r.path, n.text)
+	}
+	return r, nil
+}
+
+func (p *parser) literal() (*litNode, error) {
+	t := p.take()
+	switch {
+	case t.kind == tNum:
+		return &litNode{kind: litNumber, text: t.text, off: t.pos}, nil
+	case t.kind == tStr:
+		return &litNode{kind: litString, text: t.text, off: t.pos}, nil
+	case t.kind == tHex:
+		return &litNode{kind: litHex, text: t.text, off: t.pos}, nil
+	case isKw(t, "true"), isKw(t, "false"):
+		return &litNode{kind: litBool, text: strings.ToLower(t.text), off: t.pos}, nil
+	case isKw(t, "null"):
+		return &litNode{kind: litNull, text: "NULL", off: t.pos}, nil
+	case isKw(t, "nan"), isKw(t, "inf"), isKw(t, "infinity"):
+		return &litNode{kind: litNumber, text: strings.ToLower(t.text), off: t.pos}, nil
+	case isKw(t, "cast"), isKw(t, "arrow_cast"):
+		// CAST(lit AS type) / arrow_cast(lit, 'Type'): the literal, typed
+		// by the column it is compared with.
+		if lp := p.take(); lp.kind != tLParen {
+			return nil, synErr(lp, "expected '(' after %s", t.text)
+		}
+		inner, err := p.literal()
+		if err != nil {
+			return nil, err
+		}
+		if isKw(t, "cast") {
+			if as := p.take(); !isKw(as, "as") {
+				return nil, synErr(as, "expected AS in CAST")
+			}
+			ty := p.take()
+			if ty.kind != tIdent {
+				return nil, synErr(ty, "expected a type name in CAST")
+			}
+			for p.peek().kind == tIdent { // DOUBLE PRECISION
+				p.take()
+			}
+			if p.peek().kind == tLParen { // DECIMAL(10, 2)
+				for t := p.take(); t.kind != tRParen; t = p.take() {
+					if t.kind == tEOF {
+						return nil, synErr(t, "expected ')'")
+					}
+				}
+			}
+			if inner.kind == litString {
+				switch strings.ToLower(ty.text) {
+				case "double", "float", "real", "float4", "float8", "int", "integer", "bigint", "smallint", "tinyint", "decimal", "numeric":
+					inner.kind = litNumber
+				case "date":
+					inner.kind = litDate
+				case "timestamp":
+					inner.kind = litTimestamp
+				}
+			}
+		} else {
+			if c := p.take(); c.kind != tComma {
+				return nil, synErr(c, "expected ',' in arrow_cast")
+			}
+			if ty := p.take(); ty.kind != tStr {
+				return nil, synErr(ty, "expected a 'Type' string in arrow_cast")
+			}
+		}
+		if rp := p.take(); rp.kind != tRParen {
+			return nil, synErr(rp, "expected ')'")
+		}
+		inner.off = t.pos
+		return inner, nil
+	case isKw(t, "date"), isKw(t, "timestamp"):
+		s := p.take()
+		if s.kind != tStr {
+			return nil, synErr(s, "expected a quoted string after %s", strings.ToUpper(t.text))
+		}
+		k := litDate
+		if isKw(t, "timestamp") {
+			k = litTimestamp
+		}
+		return &litNode{kind: k, text: s.text, off: t.pos}, nil
+	}
+	return nil, synErr(t, "expected a literal")
+}
+
+func (p *parser) pred(depth int) (node, error) {
+	if p.peek().kind == tLParen {
+		p.take()
+		x, err := p.or(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		if t := p.take(); t.kind != tRParen {
+			return nil, synErr(t, "expected ')'")
+		}
+		return x, nil
+	}
+	left, err := p.operand(depth)
+	if err != nil {
+		return nil, err
+	}
+	t := p.peek()
+	neg := false
+	if isKw(t, "not") && (isKw(p.peek2(), "in") || isKw(p.peek2(), "between") || isKw(p.peek2(), "like")) {
+		p.take()
+		neg = true
+		t = p.peek()
+	}
+	asRef := func(what token) (*refNode, error) {
+		r, ok := left.(*refNode)
+		if !ok {
+			return nil, &SyntaxError{Offset: left.offset(), Token: "", Msg: fmt.Sprintf("the left side of %s must be a column", strings.ToUpper(what.text))}
+		}
+		return r, nil
+	}
+	switch {
+	case t.kind == tOp:
+		p.take()
+		right, err := p.operand(depth)
+		if err != nil {
+			return nil, err
+		}
+		op := t.text
+		switch op {
+		case "==":
+			op = "="
+		case "<>":
+			op = "!="
+		case "=", "!=", "<", "<=", ">", ">=":
+		default:
+			return nil, synErr(t, "unknown operator")
+		}
+		lr, lok := left.(*refNode)
+		rl, rok := right.(*litNode)
+		if lok && rok {
+			return &cmpNode{op: op, ref: lr, lit: rl, off: t.pos}, nil
+		}
+		ll, lok := left.(*litNode)
+		rr, rok := right.(*refNode)
+		if lok && rok {
+			return &cmpNode{op: flip(op), ref: rr, lit: ll, off: t.pos}, nil
+		}
+		if _, ok := left.(*callNode); ok {
+			return nil, synErr(t, "comparing a function's result is not supported")
+		}
+		return nil, synErr(t, "a comparison needs one column and one literal")
+	case isKw(t, "in"):
+		p.take()
+		r, err := asRef(t)
+		if err != nil {
+			return nil, err
+		}
+		if lp := p.take(); lp.kind != tLParen {
+			return nil, synErr(lp, "expected '(' after IN")
+		}
+		n := &inNode{ref: r, neg: neg, off: t.pos}
+		for {
+			l, err := p.literal()
+			if err != nil {
+				return nil, err
+			}
+			n.lits = append(n.lits, l)
+			s := p.take()
+			if s.kind == tRParen {
+				break
+			}
+			if s.kind != tComma {
+				return nil, synErr(s, "expected ',' or ')'")
+			}
+		}
+		return n, nil
+	case isKw(t, "between"):
+		p.take()
+		r, err := asRef(t)
+		if err != nil {
+			return nil, err
+		}
+		lo, err := p.literal()
+		if err != nil {
+			return nil, err
+		}
+		if a := p.take(); !isKw(a, "and") {
+			return nil, synErr(a, "expected AND in BETWEEN")
+		}
+		hi, err := p.literal()
+		if err != nil {
+			return nil, err
+		}
+		return &betweenNode{ref: r, lo: lo, hi: hi, neg: neg, off: t.pos}, nil
+	case isKw(t, "like"):
+		p.take()
+		r, err := asRef(t)
+		if err != nil {
+			return nil, err
+		}
+		pat := p.take()
+		if pat.kind != tStr {
+			return nil, synErr(pat, "expected a 'pattern' after LIKE")
+		}
+		return &likeNode{ref: r, pat: &litNode{kind: litString, text: pat.text, off: pat.pos}, neg: neg, off: t.pos}, nil
+	case isKw(t, "is"):
+		p.take()
+		r, err := asRef(t)
+		if err != nil {
+			return nil, err
+		}
+		neg := false
+		if isKw(p.peek(), "not") {
+			p.take()
+			neg = true
+		}
+		v := p.take()
+		switch {
+		case isKw(v, "null"):
+			return &isNullNode{ref: r, neg: neg, off: t.pos}, nil
+		case isKw(v, "true"), isKw(v, "false"):
+			return &isBoolNode{ref: r, val: isKw(v, "true"), neg: neg, off: t.pos}, nil
+		}
+		return nil, synErr(v, "expected NULL, TRUE or FALSE after IS")
+	}
+	switch l := left.(type) {
+	case *refNode, *callNode:
+		return l, nil // a boolean column or function used as a predicate
+	case *litNode:
+		if l.kind == litBool || l.kind == litNull {
+			return &constNode{lit: l}, nil
+		}
+	}
+	return nil, synErr(t, "expected an operator")
+}
+
+func flip(op string) string {
+	switch op {
+	case "<":
+		return ">"
+	case "<=":
+		return ">="
+	case ">":
+		return "<"
+	case ">=":
+		return "<="
+	}
+	return op
+}
