@@ -389,6 +389,8 @@ func ExampleDataset_Seeds() {
 	//   rows 200+50: min 200 max 249 nulls 0
 }
 
+// AND intersects and OR unites the zones each term keeps: rows 100–299 of
+// fragment 0 for the BETWEEN, the last zone of fragment 1 for s = 'row999'.
 func ExampleDataset_Prune() {
 	ctx := context.Background()
 	ds, err := lancekeeper.Create(ctx, "mem://prune", records(0, 1000),
@@ -398,25 +400,59 @@ func ExampleDataset_Prune() {
 		log.Fatal(err)
 	}
 	defer ds.Close()
-	p, err := ds.Prune(ctx, "x BETWEEN 120 AND 250")
+	p, err := ds.Prune(ctx, "x BETWEEN 120 AND 250 OR s = 'row999'")
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, f := range p.Fragments {
-		fmt.Print("fragment ", f.ID, " kept=", f.Kept, ":")
-		for _, z := range f.Zones {
-			if z.Kept {
-				fmt.Print(" ", z.Start, "+", z.Rows)
-			}
+		fmt.Printf("fragment %d kept=%v rows %d of %d\n", f.ID, f.Kept, f.RowsKept, f.Rows)
+		for _, t := range f.Terms {
+			fmt.Printf("  %s (%v): %d of %d zones\n", t.Term, t.Sources, t.ZonesKept, t.ZonesTotal)
 		}
-		fmt.Println()
 	}
-	fmt.Printf("rows to read: %d of %d\n", p.RowsKept, p.RowsTotal)
 	_, err = ds.Prune(ctx, "nosuch > 1")
 	fmt.Println(errors.Is(err, lancekeeper.ErrInvalidPredicate))
 	// Output:
-	// fragment 0 kept=true: 100+100 200+100
-	// fragment 1 kept=false:
-	// rows to read: 200 of 1000
+	// fragment 0 kept=true rows 200 of 500
+	//   x >= 120 ([seed v1]): 4 of 5 zones
+	//   x <= 250 ([seed v1]): 3 of 5 zones
+	//   s = 'row999' ([seed v1]): 0 of 5 zones
+	// fragment 1 kept=true rows 100 of 500
+	//   x >= 120 ([seed v1]): 5 of 5 zones
+	//   x <= 250 ([seed v1]): 0 of 5 zones
+	//   s = 'row999' ([seed v1]): 1 of 5 zones
 	// true
+}
+
+func ExampleDataset_Scan() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://scan", records(0, 1000),
+		lancekeeper.WithSeeds("x"), lancekeeper.WithRowsPerZone(100), lancekeeper.ActivateZoneWriteSeeds())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	// Zones whose seeds rule the predicate out are not read; the filter is
+	// evaluated exactly on the rows that are.
+	rdr, err := ds.Scan(ctx, lancekeeper.Where("x >= 500 AND x < 503 OR s = 'row7'"),
+		lancekeeper.WithColumns("s", "x"), lancekeeper.WithRowID())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rdr.Release()
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		s, x, id := rec.Column(0).(*array.String), rec.Column(1).(*array.Int64), rec.Column(2).(*array.Uint64)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			fmt.Println(id.Value(i), x.Value(i), s.Value(i))
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// 7 7 row7
+	// 500 500 row500
+	// 501 501 row501
+	// 502 502 row502
 }

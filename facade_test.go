@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/lancekeeper/lancekeeper/filter"
 	"github.com/lancekeeper/lancekeeper/flags"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
@@ -245,12 +246,12 @@ func TestR61_SeedUseFollowsTheVersionsFlag(t *testing.T) {
 		t.Fatalf("unflagged: %+v", cs)
 	}
 	p := mustT[*Pruning](t)(ds.Prune(ctx, "x > 1000"))
-	if p.FragmentsKept != 1 || p.Fragments[0].Seeded || p.ZonesTotal != 0 {
+	if p.FragmentsKept != 1 || len(p.Fragments[0].Terms) != 1 || len(p.Fragments[0].Terms[0].Sources) != 0 || p.ZonesTotal != 0 {
 		t.Fatalf("unflagged pruning: %+v", p)
 	}
 	v1 := mustT[*Dataset](t)(ds.Checkout(ctx, AtVersion(1)))
 	p = mustT[*Pruning](t)(v1.Prune(ctx, "x > 1000"))
-	if p.FragmentsKept != 0 || !p.Fragments[0].Seeded || p.ZonesTotal != 2 {
+	if p.FragmentsKept != 0 || p.Fragments[0].Terms[0].Sources[0] != "seed v1" || p.ZonesTotal != 2 {
 		t.Fatalf("flagged pruning: %+v", p)
 	}
 }
@@ -318,5 +319,64 @@ func TestCreateExisting(t *testing.T) {
 	create(t, dir, 3)
 	if _, err := Create(context.Background(), dir, rows(0, 3)); !errors.Is(err, ErrDatasetExists) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// Scan through the facade: a shallow clone's scan reads the source's files
+// through the base path (§8.1) and its own appended file; pruning never
+// changes the answer (R65); a bad predicate is typed with the offset
+// (ErrInvalidPredicate and filter.ErrSyntax / filter.ErrType); scan
+// options are refused elsewhere.
+func TestScanThroughTheFacade(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := create(t, filepath.Join(dir, "src.lance"), 300, WithSeeds("x"), WithRowsPerZone(50), ActivateZoneWriteSeeds())
+	clone := mustT[*Dataset](t)(src.Clone(ctx, filepath.Join(dir, "clone.lance")))
+	defer clone.Close()
+	clone = mustT[*Dataset](t)(clone.Append(ctx, rows(300, 400), WithSeeds("x"), WithRowsPerZone(50)))
+	count := func(ds *Dataset, opts ...Option) (n int64, sum int64) {
+		t.Helper()
+		rdr := mustT[array.RecordReader](t)(ds.Scan(ctx, opts...))
+		defer rdr.Release()
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			xs := rec.Column(int(rec.Schema().FieldIndices("x")[0])).(*array.Int64)
+			for i := 0; i < xs.Len(); i++ {
+				n++
+				sum += xs.Value(i)
+			}
+		}
+		if err := rdr.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return n, sum
+	}
+	if n, sum := count(clone); n != 400 || sum != 399*400/2 {
+		t.Fatalf("full scan of the clone: %d rows, sum %d", n, sum)
+	}
+	if n, sum := count(clone, Where("x >= 250 AND x < 350"), WithColumns("x")); n != 100 || sum != (250+349)*100/2 {
+		t.Fatalf("filtered scan: %d rows, sum %d", n, sum)
+	}
+	if n, _ := count(clone, Where("x >= 0"), WithLimit(7)); n != 7 {
+		t.Fatalf("limit: %d rows", n)
+	}
+	p := mustT[*Pruning](t)(clone.Prune(ctx, "x >= 250 AND x < 350"))
+	if p.RowsKept != 100 || p.BytesToRead >= p.BytesFull {
+		t.Fatalf("pruning of the clone: %+v", p)
+	}
+	for _, c := range []struct {
+		pred string
+		want error
+	}{{"x >", filter.ErrSyntax}, {"nosuch = 1", filter.ErrType}, {"x = 'abc'", filter.ErrType}} {
+		_, err := clone.Scan(ctx, Where(c.pred))
+		if !errors.Is(err, ErrInvalidPredicate) || !errors.Is(err, c.want) {
+			t.Errorf("Scan(Where(%q)): %v, want ErrInvalidPredicate and %v", c.pred, err, c.want)
+		}
+	}
+	if _, err := clone.Append(ctx, rows(0, 1), Where("x > 1")); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("Where given to Append: %v", err)
+	}
+	if _, err := clone.Scan(ctx, WithSeeds()); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("WithSeeds given to Scan: %v", err)
 	}
 }

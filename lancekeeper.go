@@ -197,6 +197,7 @@ const (
 	useHandle                 // Open, Create
 	useWrite                  // Create, Append, Overwrite
 	useClone                  // Clone
+	useScan                   // Scan
 )
 
 // settings is what the options of one call say.
@@ -211,6 +212,10 @@ type settings struct {
 	maxRowsPerFile int
 	deep           bool
 	unsafe         bool
+	where          string
+	columns        []string
+	limit          int64
+	rowID          bool
 }
 
 func (s *settings) ref() snapshot.Ref {

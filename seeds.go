@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/lancekeeper/lancekeeper/commit"
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
+	"github.com/lancekeeper/lancekeeper/scan"
 	"github.com/lancekeeper/lancekeeper/seedio"
 	"github.com/lancekeeper/lancekeeper/store"
 )
@@ -141,112 +143,79 @@ func openDataFile(ctx context.Context, res *manifest.Resolver, bases *store.Base
 	return f, nil
 }
 
-// Pruning is what a predicate keeps of a version, decided from zone write
-// seeds alone (no data read). It is inexact and safe: a zone or fragment
-// is pruned only when its seed proves no row can match; a fragment
-// without a usable seed of the column is kept whole.
+// Pruning is what a predicate keeps of a version, decided from metadata
+// alone — zone write seeds (v0 always, v1 only when the version carries
+// FLAG_ZONE_WRITE_SEEDS, R61) and Lance ZoneMap indices — without reading
+// a data page. It is inexact and safe: a zone or fragment is pruned only
+// when its statistics prove no row can match; AND, OR and NOT combine the
+// terms as zone-seeds.md says (R65). It is the plan Scan follows.
 type Pruning struct {
 	Predicate string
-	Column    string
 	// Fragments lists every fragment in manifest order.
 	Fragments []FragmentPruning
-	// Totals over the fragments with a usable seed (Zones*) and over all
-	// fragments (Fragments*).
+	// Totals over the fragments: fragments and physical rows kept, zones
+	// (summed over the filter's terms) kept, and the bytes of the data
+	// files a scan needs versus those it reads after pruning.
+	FragmentsTotal, FragmentsKept int
 	ZonesTotal, ZonesKept         int
 	RowsTotal, RowsKept           uint64
-	FragmentsTotal, FragmentsKept int
+	BytesFull, BytesToRead        int64
 }
 
 // FragmentPruning is the decision for one fragment.
 type FragmentPruning struct {
 	ID uint64
-	// Seeded reports that a usable seed of the column decided; Zones then
-	// lists its zones. Otherwise the fragment is kept (it must be read).
-	Seeded bool
-	Kept   bool
-	Zones  []ZonePruning
+	// Rows is the fragment's physical row count, RowsKept those in zones
+	// the predicate may match.
+	Rows, RowsKept uint64
+	Kept           bool
+	// Terms says what each single-column term of the predicate learnt
+	// here; a term without sources knew nothing (the rows are kept).
+	Terms []TermPruning
 }
 
-// ZonePruning is the decision for one zone: rows [Start, Start+Rows) of
-// the fragment.
-type ZonePruning struct {
-	Start, Rows uint64
-	Kept        bool
+// TermPruning is what one term of the predicate learnt in one fragment.
+type TermPruning struct {
+	// Term is the single-column term, e.g. "x > 5".
+	Term string
+	// Sources name the statistics used: "seed v0", "seed v1" or a ZoneMap
+	// index.
+	Sources               []string
+	ZonesTotal, ZonesKept int
 }
 
-// Prune says which fragments and zones of this version the predicate
-// keeps, from the seeds of the column it names (v0 always, v1 only when
-// the version carries FLAG_ZONE_WRITE_SEEDS, R61). The grammar is that of
-// `lancekeeper seeds --where`: col = | != | < | <= | > | >= literal,
-// BETWEEN, IN (…), IS [NOT] NULL, isnan(col). A predicate that does not
-// parse, names no top-level column or has a literal that does not fit
-// matches ErrInvalidPredicate.
+// Prune says which fragments and zones of this version a predicate keeps,
+// without reading data (see Pruning). The predicate language is Scan's
+// (Lance/DataFusion SQL: comparisons, AND, OR, NOT, IN, BETWEEN, IS
+// [NOT] NULL, isnan, LIKE 'prefix%', nested columns a.b). A predicate that
+// is empty, does not parse or does not fit the schema matches
+// ErrInvalidPredicate (and the filter package's ErrSyntax or ErrType,
+// with the offset).
 func (d *Dataset) Prune(ctx context.Context, predicate string) (*Pruning, error) {
-	pred, err := parsePredicate(predicate)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidPredicate, err)
+	if strings.TrimSpace(predicate) == "" {
+		return nil, fmt.Errorf("%w: empty predicate", ErrInvalidPredicate)
 	}
-	var fieldID int32 = -1
-	for _, f := range d.snap.Manifest().GetFields() {
-		if f.GetParentId() == -1 && f.GetName() == pred.Column {
-			fieldID = f.GetId()
-		}
-	}
-	if fieldID < 0 {
-		return nil, fmt.Errorf("%w: the dataset has no top-level column %q", ErrInvalidPredicate, pred.Column)
-	}
-	p := &Pruning{Predicate: pred.Text, Column: pred.Column}
-	byFrag := map[uint64]int{}
-	err = d.eachFile(ctx, func(fr *pb.DataFragment, df *pb.DataFile, f *datafile.File, infos []datafile.SeedInfo, _ error) error {
-		i, ok := byFrag[fr.GetId()]
-		if !ok {
-			i = len(p.Fragments)
-			byFrag[fr.GetId()] = i
-			p.Fragments = append(p.Fragments, FragmentPruning{ID: fr.GetId()})
-		}
-		fp := &p.Fragments[i]
-		if fp.Seeded || !slices.Contains(df.GetFields(), fieldID) {
-			return nil
-		}
-		for _, si := range infos {
-			if si.Column != pred.Column || si.Seed == nil {
-				continue
-			}
-			bound, err := pred.bind(si.Seed.ValueType)
-			if err != nil {
-				return fmt.Errorf("%w: %w", ErrInvalidPredicate, err)
-			}
-			keep, err := si.Seed.Prune(bound)
-			if err != nil {
-				return fmt.Errorf("%w: %w", ErrInvalidPredicate, err)
-			}
-			fp.Seeded = true
-			for z, k := range keep {
-				zone := si.Seed.Zones[z]
-				fp.Zones = append(fp.Zones, ZonePruning{Start: zone.Start, Rows: zone.Rows, Kept: k})
-				p.ZonesTotal++
-				p.RowsTotal += zone.Rows
-				if k {
-					p.ZonesKept++
-					p.RowsKept += zone.Rows
-					fp.Kept = true
-				}
-			}
-		}
-		return nil
-	})
+	sc, err := d.scanner(ctx, scan.Options{Filter: predicate})
 	if err != nil {
 		return nil, err
 	}
-	for i := range p.Fragments {
-		fp := &p.Fragments[i]
-		if !fp.Seeded {
-			fp.Kept = true
+	defer sc.Close()
+	plan, err := sc.Explain(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pruning{
+		Predicate: predicate, FragmentsTotal: len(plan.Fragments), FragmentsKept: plan.FragmentsKept,
+		RowsTotal: plan.RowsTotal, RowsKept: plan.RowsKept, BytesFull: plan.BytesFull, BytesToRead: plan.BytesToRead,
+	}
+	for _, f := range plan.Fragments {
+		fp := FragmentPruning{ID: f.ID, Rows: f.Rows, RowsKept: f.RowsKept, Kept: !f.Pruned}
+		for _, t := range f.Terms {
+			fp.Terms = append(fp.Terms, TermPruning{Term: t.Term, Sources: slices.Clone(t.Sources), ZonesTotal: t.ZonesTotal, ZonesKept: t.ZonesKept})
+			p.ZonesTotal += t.ZonesTotal
+			p.ZonesKept += t.ZonesKept
 		}
-		p.FragmentsTotal++
-		if fp.Kept {
-			p.FragmentsKept++
-		}
+		p.Fragments = append(p.Fragments, fp)
 	}
 	return p, nil
 }
