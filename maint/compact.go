@@ -89,12 +89,12 @@ type CompactResult struct {
 	Version     uint64
 	ReadVersion uint64
 	// Groups is the number of rewrite groups.
-	Groups            int
-	FragmentsRemoved  int
-	FragmentsAdded    int
-	FilesRemoved      int
-	FilesAdded        int
-	RowsWritten       uint64
+	Groups             int
+	FragmentsRemoved   int
+	FragmentsAdded     int
+	FilesRemoved       int
+	FilesAdded         int
+	RowsWritten        uint64
 	DeletedRowsDropped uint64
 	// SeedFiles is the number of new data files carrying a v1 seed.
 	SeedFiles int
