@@ -132,6 +132,8 @@ func (b *builder) apply(t *pb.Transaction) error {
 		return applyUpdateConfig(b, op.UpdateConfig)
 	case *pb.Transaction_ReserveFragments_:
 		return applyReserveFragments(b, op.ReserveFragments)
+	case *pb.Transaction_Rewrite_:
+		return applyRewrite(b, op.Rewrite)
 	}
 	return fmt.Errorf("%w: this build cannot commit %s transactions", ErrInvalidTransaction, KindOf(t))
 }
