@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -252,7 +253,26 @@ func (s *Scanner) openFile(ctx context.Context, df *pb.DataFile) (*datafile.File
 	if err != nil {
 		return nil, err
 	}
-	return datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{Size: int64(df.GetFileSizeBytes()), Stats: &s.stats})
+	return datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{Size: int64(df.GetFileSizeBytes()), Stats: &s.stats,
+		// Legacy v1 files hold no schema: the manifest's (used only for them).
+		LegacyFields: s.m.GetFields(), LegacyFieldIDs: df.GetFields(), LegacyManifest: &manifestReader{ctx: ctx, st: s.st, key: s.snap.Path}})
+}
+
+// manifestReader reads the scanned manifest file on demand (legacy
+// dictionary columns keep their values there).
+type manifestReader struct {
+	ctx context.Context
+	st  *store.Store
+	key string
+}
+
+func (r *manifestReader) ReadAt(p []byte, off int64) (int, error) {
+	b, err := r.st.GetRange(r.ctx, r.key, off, int64(len(p)))
+	n := copy(p, b)
+	if err == nil && n < len(p) {
+		err = io.EOF
+	}
+	return n, err
 }
 
 func (s *Scanner) deletions(ctx context.Context, f *pb.DataFragment) (*roaring.Bitmap, error) {

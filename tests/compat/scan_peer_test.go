@@ -1,7 +1,7 @@
 package compat_test
 
 // Scan exactness against Lance 12 (issue 13, "How it is checked"): on
-// random tables Lance 12 wrote (several fragments, nulls, NaNs of both
+// random tables Lance 12 wrote (storage versions 2.0, 2.1, 2.2; several fragments, nulls, NaNs of both
 // signs, ±0, ±Inf, empty and multi-byte strings, deletions, stable row ids
 // on half of them), our pruned scan with --where P returns the same rows —
 // same row addresses, same values, same row ids — as Lance 12's
@@ -176,7 +176,7 @@ func TestScan_MatchesLance12Where_RandomTables(t *testing.T) {
 			}
 			var err error
 			if fi == 0 {
-				_, err = p.Create(ctx, dir, ipc, peerlance.CreateOptions{StorageVersion: "2.0", StableRowIDs: ti%2 == 1})
+				_, err = p.Create(ctx, dir, ipc, peerlance.CreateOptions{StorageVersion: []string{"2.0", "2.1", "2.2"}[ti%3], StableRowIDs: ti%2 == 1})
 			} else {
 				_, err = p.Append(ctx, dir, ipc)
 			}
