@@ -456,3 +456,90 @@ func ExampleDataset_Scan() {
 	// 501 501 row501
 	// 502 502 row502
 }
+
+func ExampleDataset_Delete() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://delete", records(0, 100))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	ds, n, err := ds.Delete(ctx, "x < 10 OR s = 'row50'")
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, _ := ds.Summary(ctx)
+	fmt.Println("deleted", n, "; version", s.Version, "rows", s.Rows)
+	// Output:
+	// deleted 11 ; version 2 rows 89
+}
+
+func ExampleDataset_Compact() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://compact", records(0, 100), lancekeeper.WithMaxRowsPerFile(10))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	ds, _, err = ds.Delete(ctx, "x >= 95")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ds, err = ds.Compact(ctx, lancekeeper.WithTargetRowsPerFragment(50))
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, _ := ds.Summary(ctx)
+	fmt.Println("version", s.Version, "fragments", s.Fragments, "rows", s.Rows)
+	// Output:
+	// version 3 fragments 2 rows 95
+}
+
+func ExampleDataset_BackfillSeeds() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://backfill", records(0, 300))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	// Existing data gets v1 seeds by rewriting it; on a table without the
+	// flag this needs the explicit activation.
+	ds, err = ds.BackfillSeeds(ctx, lancekeeper.WithSeeds("x"), lancekeeper.WithRowsPerZone(100), lancekeeper.ActivateZoneWriteSeeds())
+	if err != nil {
+		log.Fatal(err)
+	}
+	files, _ := ds.Seeds(ctx)
+	for _, f := range files {
+		for _, s := range f.Seeds {
+			fmt.Println(s.Column, "v", s.Version, "zones", len(s.Zones), "usable", s.Err == nil)
+		}
+	}
+	fmt.Println("flag", ds.ZoneWriteSeeds())
+	// Output:
+	// x v 1 zones 3 usable true
+	// flag true
+}
+
+func ExampleDataset_Cleanup() {
+	ctx := context.Background()
+	ds, err := lancekeeper.Create(ctx, "mem://cleanup", records(0, 10))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	for i := int64(1); i <= 3; i++ {
+		if ds, err = ds.Overwrite(ctx, records(0, 10*i)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	r, err := ds.Cleanup(ctx, lancekeeper.RetainVersions(2))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("removed", r.RemovedVersions, "kept", r.KeptVersions, "files", len(r.RemovedFiles))
+	vs, _ := ds.Versions(ctx)
+	fmt.Println(len(vs), "versions left")
+	// Output:
+	// removed [1 2] kept [3 4] files 6
+	// 2 versions left
+}

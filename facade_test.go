@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -378,5 +379,63 @@ func TestScanThroughTheFacade(t *testing.T) {
 	}
 	if _, err := clone.Scan(ctx, WithSeeds()); !errors.Is(err, ErrInvalidOption) {
 		t.Fatalf("WithSeeds given to Scan: %v", err)
+	}
+}
+
+// Maintenance through the facade keeps the typed errors and the option
+// rules: Branches().Delete refuses main and unknown branches and removes a
+// branch; Delete with a bad or empty predicate is typed and commits
+// nothing; Cleanup needs a policy; maintenance options are refused
+// elsewhere; Compact on a branch handle compacts the branch only.
+func TestMaintenanceThroughTheFacade(t *testing.T) {
+	ctx := context.Background()
+	ds := create(t, filepath.Join(t.TempDir(), "t.lance"), 40, WithMaxRowsPerFile(10))
+	dev := mustT[*Dataset](t)(ds.Branches().Create(ctx, "dev", 0))
+	dev = mustT[*Dataset](t)(dev.Compact(ctx))
+	if s := mustT[*Summary](t)(dev.Summary(ctx)); s.Fragments != 1 || s.Rows != 40 || s.Branch != "dev" {
+		t.Fatalf("compacted branch: %+v", s)
+	}
+	if s := mustT[*Summary](t)(mustT[*Dataset](t)(ds.Checkout(ctx)).Summary(ctx)); s.Fragments != 4 || s.Version != 1 {
+		t.Fatalf("main after the branch's compaction: %+v", s)
+	}
+	if err := ds.Branches().Delete(ctx, "main"); err == nil {
+		t.Fatal("deleting main succeeded")
+	}
+	if err := ds.Branches().Delete(ctx, "nope"); err == nil {
+		t.Fatal("deleting an unknown branch succeeded")
+	}
+	if err := ds.Branches().Delete(ctx, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ds.Branches().Get(ctx, "dev"); !errors.Is(err, ErrRefNotFound) {
+		t.Fatalf("deleted branch: %v", err)
+	}
+	for _, pred := range []string{"", "  ", "x >", "nosuch = 2"} {
+		if _, _, err := ds.Delete(ctx, pred); !errors.Is(err, ErrInvalidPredicate) {
+			t.Errorf("Delete(%q): %v", pred, err)
+		}
+	}
+	nd, n, err := ds.Delete(ctx, "x > 1000")
+	if err != nil || n != 0 || nd.Version() != 1 {
+		t.Fatalf("delete matching nothing: %v rows %d version %v", err, n, nd)
+	}
+	if _, err := ds.Cleanup(ctx); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("Cleanup without a policy: %v", err)
+	}
+	if _, err := ds.Cleanup(ctx, WithLimit(3)); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("WithLimit given to Cleanup: %v", err)
+	}
+	if _, err := ds.Append(ctx, rows(0, 1), DryRun()); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("DryRun given to Append: %v", err)
+	}
+	if _, err := ds.Compact(ctx, OlderThan(time.Hour)); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("OlderThan given to Compact: %v", err)
+	}
+	if _, err := ds.BackfillSeeds(ctx, WithSeeds("x")); !errors.Is(err, ErrSeedsNotEnabled) {
+		t.Fatalf("BackfillSeeds without activation on an unflagged table: %v", err)
+	}
+	r := mustT[*CleanupReport](t)(ds.Cleanup(ctx, OlderThan(time.Hour), DryRun()))
+	if len(r.RemovedVersions) != 0 || !r.DryRun {
+		t.Fatalf("dry run: %+v", r)
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -193,12 +194,18 @@ type Option struct {
 type use uint8
 
 const (
-	useRef    use = 1 << iota // Open, Checkout
-	useHandle                 // Open, Create
-	useWrite                  // Create, Append, Overwrite
-	useClone                  // Clone
-	useScan                   // Scan
+	useRef      use = 1 << iota // Open, Checkout
+	useHandle                   // Open, Create
+	useWrite                    // Create, Append, Overwrite
+	useClone                    // Clone
+	useScan                     // Scan
+	useCompact                  // Compact
+	useBackfill                 // BackfillSeeds
+	useCleanup                  // Cleanup
 )
+
+// useSeeds are the calls that write seeds.
+const useSeeds = useWrite | useCompact | useBackfill
 
 // settings is what the options of one call say.
 type settings struct {
@@ -216,6 +223,10 @@ type settings struct {
 	columns        []string
 	limit          int64
 	rowID          bool
+	targetRows     uint64
+	olderThan      time.Duration
+	retain         uint64
+	dryRun         bool
 }
 
 func (s *settings) ref() snapshot.Ref {
@@ -242,7 +253,7 @@ func collect(call string, allowed use, opts []Option) (*settings, error) {
 	if s.tag != "" && s.version != 0 {
 		return nil, fmt.Errorf("%w: AtVersion and AtTag both given to %s", ErrInvalidOption, call)
 	}
-	if s.activate && !s.seeds {
+	if s.activate && !s.seeds && allowed&useBackfill == 0 {
 		return nil, fmt.Errorf("%w: ActivateZoneWriteSeeds without WithSeeds in %s (EnableZoneWriteSeeds activates without writing)", ErrInvalidOption, call)
 	}
 	return s, nil
@@ -274,25 +285,27 @@ func OnBranch(name string) Option {
 // WithSeeds writes v1 zone write seeds for the named top-level columns, or
 // for every column when none is named. The table must carry
 // FLAG_ZONE_WRITE_SEEDS already, or the call must also have
-// ActivateZoneWriteSeeds. For Create, Append and Overwrite.
+// ActivateZoneWriteSeeds. For Create, Append, Overwrite, Compact and
+// BackfillSeeds.
 func WithSeeds(columns ...string) Option {
 	cols := slices.Clone(columns)
-	return Option{name: "WithSeeds", use: useWrite, set: func(s *settings) { s.seeds, s.seedColumns = true, cols }}
+	return Option{name: "WithSeeds", use: useSeeds, set: func(s *settings) { s.seeds, s.seedColumns = true, cols }}
 }
 
 // ActivateZoneWriteSeeds is the explicit activation (zone-seeds.md R56):
 // the commit that adds the seeded files also sets FLAG_ZONE_WRITE_SEEDS,
 // after which Lance releases without seed support refuse the dataset.
-// Only with WithSeeds; Dataset.EnableZoneWriteSeeds activates without
-// writing. For Create, Append and Overwrite.
+// Only with WithSeeds (except for BackfillSeeds); Dataset.EnableZoneWriteSeeds
+// activates without writing. For Create, Append, Overwrite, Compact and
+// BackfillSeeds.
 func ActivateZoneWriteSeeds() Option {
-	return Option{name: "ActivateZoneWriteSeeds", use: useWrite, set: func(s *settings) { s.activate = true }}
+	return Option{name: "ActivateZoneWriteSeeds", use: useSeeds, set: func(s *settings) { s.activate = true }}
 }
 
 // WithRowsPerZone sets the rows per zone of the seeds written (default
-// 8192). For Create, Append and Overwrite.
+// 8192). For Create, Append, Overwrite, Compact and BackfillSeeds.
 func WithRowsPerZone(n uint64) Option {
-	return Option{name: "WithRowsPerZone", use: useWrite, set: func(s *settings) { s.rowsPerZone = n }}
+	return Option{name: "WithRowsPerZone", use: useSeeds, set: func(s *settings) { s.rowsPerZone = n }}
 }
 
 // WithMaxRowsPerFile bounds the rows of each data file, hence fragment

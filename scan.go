@@ -20,12 +20,18 @@ func (d *Dataset) scanner(ctx context.Context, o scan.Options) (*scan.Scanner, e
 	o.Ref = d.ref()
 	sc, err := scan.New(ctx, d.h.ds, o)
 	if err != nil {
-		if errors.Is(err, filter.ErrSyntax) || errors.Is(err, filter.ErrType) {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidPredicate, err)
-		}
-		return nil, err
+		return nil, predicateErr(err)
 	}
 	return sc, nil
+}
+
+// predicateErr makes the filter package's errors match ErrInvalidPredicate
+// too.
+func predicateErr(err error) error {
+	if errors.Is(err, filter.ErrSyntax) || errors.Is(err, filter.ErrType) {
+		return fmt.Errorf("%w: %w", ErrInvalidPredicate, err)
+	}
+	return err
 }
 
 // Scan reads this version's rows as a stream of record batches, with

@@ -58,6 +58,9 @@ var layers = map[string]int{
 	"inspect":     6,
 	"scan":        6,
 	"coordinator": 6,
+	// 7: table maintenance (compaction, cleanup, seed backfill, branch
+	// deletion) and checks.
+	"maint": 7,
 	// 8: the facade (above maintenance and checks at 7).
 	".": 8,
 	// 9: the command.
