@@ -2,7 +2,9 @@
 // open or create a Lance dataset, append and overwrite Arrow record batches
 // (with zone write seeds v1 and their explicit activation), list versions,
 // check out a version, tag or branch, manage tags and branches, clone,
-// restore, and ask which fragments and zones a predicate keeps.
+// restore, ask which fragments and zones a predicate keeps, scan rows with
+// a filter, delete by predicate, compact, backfill seeds and clean up old
+// versions. docs/library.md describes it; every journey is an Example.
 //
 // A *Dataset is one version of a dataset, as in pylance or iceberg-go's
 // Table: reading methods describe that version, and every method that
