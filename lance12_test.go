@@ -12,9 +12,9 @@ import (
 )
 
 // Real Lance 12 (the node peer) reads what the facade writes, value by
-// value: Create (two files), Append, Overwrite, a tag, a branch, Restore
-// and a shallow clone; after EnableZoneWriteSeeds it refuses the dataset
-// naming the unsupported flag 65536 (R55).
+// value: Create (two files), Append, Overwrite, a tag, a branch, Restore,
+// a shallow clone, Delete by predicate and Compact; after EnableZoneWriteSeeds it refuses the dataset
+// naming the unsupported flag bit 16 (R55).
 func TestLance12_ReadsWhatTheFacadeWrote(t *testing.T) {
 	peer := peerlance.ServeForTest(t)
 	ctx := context.Background()
@@ -72,9 +72,23 @@ func TestLance12_ReadsWhatTheFacadeWrote(t *testing.T) {
 	mustT[*Dataset](t)(clone.Append(ctx, rows(0, 5)))
 	count(filepath.Join(dir, "clone.lance"), 255)
 
+	// Delete by predicate and compaction through the facade.
+	head, n, err := head.Delete(ctx, "x >= 200 OR s = 'row3'")
+	if err != nil || n != 51 {
+		t.Fatalf("delete: %d rows, %v", n, err)
+	}
+	count(uri, 199)
+	count(uri, 1, peerlance.Where("x = 4"))
+	count(uri, 0, peerlance.Where("x = 3"))
+	head = mustT[*Dataset](t)(head.Compact(ctx))
+	if s := mustT[*Summary](t)(head.Summary(ctx)); s.Fragments != 1 || s.Rows != 199 {
+		t.Fatalf("compacted: %+v", s)
+	}
+	count(uri, 199)
+
 	// The explicit activation: Lance 12 refuses the dataset.
 	mustT[*Dataset](t)(head.EnableZoneWriteSeeds(ctx))
-	if _, _, err := peer.Count(ctx, uri); err == nil || !strings.Contains(err.Error(), "Flags: 65536") {
-		t.Fatalf("Lance 12 on the flagged version: %v, want its unsupported-flags error naming 65536 (bit 16, no deletion files)", err)
+	if _, _, err := peer.Count(ctx, uri); err == nil || !(strings.Contains(err.Error(), "Flags: 65536") || strings.Contains(err.Error(), "Flags: 65537")) {
+		t.Fatalf("Lance 12 on the flagged version: %v, want its unsupported-flags error naming 65536 or 65537 (bit 16, with bit 0 when deletion files remain)", err)
 	}
 }
