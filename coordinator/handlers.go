@@ -39,7 +39,7 @@ func (s *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	rt, st, err := s.datasetStore(req.Root, req.Dataset)
+	rt, st, err := s.datasetStore(r.Context(), req.Root, req.Dataset)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -101,7 +101,7 @@ func (s *Server) handleEnableSeeds(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("dataset")
-	rt, st, err := s.datasetStore(r.URL.Query().Get("root"), name)
+	rt, st, err := s.datasetStore(r.Context(), r.URL.Query().Get("root"), name)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -134,7 +134,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // dataset opens the snapshot.Dataset a read endpoint addresses.
 func (s *Server) dataset(r *http.Request) (*root, string, *snapshot.Dataset, error) {
 	name := r.PathValue("dataset")
-	rt, st, err := s.datasetStore(r.URL.Query().Get("root"), name)
+	rt, st, err := s.datasetStore(r.Context(), r.URL.Query().Get("root"), name)
 	if err != nil {
 		return nil, "", nil, err
 	}
