@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,5 +65,43 @@ func TestItem11_ZonesShowNegativeNaNCount(t *testing.T) {
 	code, out, _ = runCLI(t, "seeds", ds, "--zones")
 	if code != 0 || !strings.Contains(out, "NEG_NANS") {
 		t.Fatalf("text: %s", out)
+	}
+}
+
+// TestCheckCLI: exit 0 on a clean dataset, 4 with the missing file named
+// (inspect reported healthy row counts for such a version), --json.
+func TestCheckCLI(t *testing.T) {
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "in.csv")
+	writeCSVFile(t, in, 0, 10)
+	ds := filepath.Join(tmp, "ds")
+	if code, _, errs := runCLI(t, "write", ds, "--from", in); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs := runCLI(t, "check", ds)
+	if code != 0 || !strings.Contains(out, "clean") {
+		t.Fatalf("clean dataset: exit %d %s %s", code, out, errs)
+	}
+	m := latest(t, ds).Manifest
+	file := "data/" + m.GetFragments()[0].GetFiles()[0].GetPath()
+	if err := os.Remove(filepath.Join(ds, filepath.FromSlash(file))); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runCLI(t, "check", ds, "--all-versions")
+	if code != 4 || !strings.Contains(out, file) || !strings.Contains(out, "missing_file") {
+		t.Fatalf("missing file: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "check", ds, "--json", "--seeds")
+	var rep struct {
+		Problems []struct {
+			File string `json:"file"`
+			Kind string `json:"kind"`
+		} `json:"problems"`
+	}
+	if code != 4 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Problems) != 1 || rep.Problems[0].File != file {
+		t.Fatalf("json: exit %d\n%s", code, out)
+	}
+	if code, _, _ := runCLI(t, "check", filepath.Join(tmp, "nope")); code != exitBadInput {
+		t.Fatalf("missing dataset: exit %d", code)
 	}
 }

@@ -56,10 +56,12 @@ var layers = map[string]int{
 	"inspect":     6,
 	"filter":      6,
 	"coordinator": 6,
-	// 7: the facade.
-	".": 7,
-	// 8: the command.
-	"cmd/lancekeeper": 8,
+	// 7: whole-dataset maintenance and validation.
+	"check": 7,
+	// 8: the facade.
+	".": 8,
+	// 9: the command.
+	"cmd/lancekeeper": 9,
 }
 
 // harness packages (tests/…) may import anything; nothing may import them.
