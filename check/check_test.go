@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/RoaringBitmap/roaring/v2"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lancekeeper/lancekeeper/commit"
