@@ -240,6 +240,11 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			return nil, fmt.Errorf("%w: %s has no manifest", ErrDatasetNotFound, st)
 		}
 		if latestV < checked {
+			if attempt == 1 {
+				// A read version the dataset never reached is the caller's
+				// mistake (issue 15 item 6), not a storage failure.
+				return nil, fmt.Errorf("%w: read version %d is beyond the latest version %d of %s", ErrInvalidTransaction, checked, latestV, st)
+			}
 			return nil, fmt.Errorf("%s: latest version %d is older than version %d seen before; refusing to commit", st, latestV, checked)
 		}
 		// Conflict checks against every version committed since the last

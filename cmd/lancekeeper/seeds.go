@@ -77,6 +77,9 @@ type zoneJSON struct {
 	Max       any    `json:"max"`
 	NullCount uint64 `json:"null_count"`
 	NaNCount  uint64 `json:"nan_count"`
+	// NegativeNaNCount is the v1 field (issue 15 item 11); null for v0
+	// seeds, which have none.
+	NegativeNaNCount *uint64 `json:"negative_nan_count"`
 }
 
 type pruneJSON struct {
@@ -279,7 +282,12 @@ func seedReport(ctx context.Context, st *store.Store, m *pb.Manifest, column str
 				}
 				if withZones && si.Seed != nil {
 					for _, z := range si.Seed.Zones {
-						sj.ZoneStats = append(sj.ZoneStats, zoneJSON{Start: z.Start, Rows: z.Rows, Min: jsonValue(z.Min), Max: jsonValue(z.Max), NullCount: z.NullCount, NaNCount: z.NaNCount})
+						zj := zoneJSON{Start: z.Start, Rows: z.Rows, Min: jsonValue(z.Min), Max: jsonValue(z.Max), NullCount: z.NullCount, NaNCount: z.NaNCount}
+						if si.Seed.Version >= 1 {
+							neg := z.NegativeNaNCount
+							zj.NegativeNaNCount = &neg
+						}
+						sj.ZoneStats = append(sj.ZoneStats, zj)
 					}
 				}
 				fj.Seeds = append(fj.Seeds, sj)
@@ -389,9 +397,13 @@ func writeSeedsText(w io.Writer, rep *seedsJSON) error {
 			}
 			fmt.Fprintf(w, "\nzones of %s in %s:\n", s.Column, f.Path)
 			zw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(zw, "  START\tROWS\tMIN\tMAX\tNULLS\tNANS")
+			fmt.Fprintln(zw, "  START\tROWS\tMIN\tMAX\tNULLS\tNANS\tNEG_NANS")
 			for _, z := range s.ZoneStats {
-				fmt.Fprintf(zw, "  %d\t%d\t%v\t%v\t%d\t%d\n", z.Start, z.Rows, fmtBound(z.Min), fmtBound(z.Max), z.NullCount, z.NaNCount)
+				neg := "-" // v0 seeds have no negative_nan_count
+				if z.NegativeNaNCount != nil {
+					neg = fmt.Sprint(*z.NegativeNaNCount)
+				}
+				fmt.Fprintf(zw, "  %d\t%d\t%v\t%v\t%d\t%d\t%s\n", z.Start, z.Rows, fmtBound(z.Min), fmtBound(z.Max), z.NullCount, z.NaNCount, neg)
 			}
 			if err := zw.Flush(); err != nil {
 				return err

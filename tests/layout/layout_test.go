@@ -59,8 +59,9 @@ var layers = map[string]int{
 	"scan":        6,
 	"coordinator": 6,
 	// 7: table maintenance (compaction, cleanup, seed backfill, branch
-	// deletion) and checks.
+	// deletion) and validation.
 	"maint": 7,
+	"check": 7,
 	// 8: the facade (above maintenance and checks at 7).
 	".": 8,
 	// 9: the command.
