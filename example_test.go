@@ -543,3 +543,31 @@ func ExampleDataset_Cleanup() {
 	// removed [1 2] kept [3 4] files 6
 	// 2 versions left
 }
+
+func ExampleDataset_Check() {
+	ctx := context.Background()
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	uri := filepath.Join(dir, "t.lance")
+	ds, err := lancekeeper.Create(ctx, uri, records(0, 100), lancekeeper.WithSeeds(), lancekeeper.ActivateZoneWriteSeeds())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ds.Close()
+	r, err := ds.Check(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("ok:", r.OK(), "files", r.Files, "seeds", r.Seeds)
+
+	// Lose a data file behind the table's back.
+	files, _ := filepath.Glob(filepath.Join(uri, "data", "*.lance"))
+	os.Remove(files[0])
+	r, _ = ds.Check(ctx, lancekeeper.AllVersions())
+	for _, p := range r.Problems {
+		fmt.Println("version", p.Version, p.Kind)
+	}
+	// Output:
+	// ok: true files 1 seeds 2
+	// version 1 missing_file
+}

@@ -439,3 +439,22 @@ func TestMaintenanceThroughTheFacade(t *testing.T) {
 		t.Fatalf("dry run: %+v", r)
 	}
 }
+
+// Check on a branch handle checks the branch's versions; options are
+// refused elsewhere.
+func TestCheckThroughTheFacade(t *testing.T) {
+	ctx := context.Background()
+	ds := create(t, filepath.Join(t.TempDir(), "t.lance"), 20, WithMaxRowsPerFile(10))
+	dev := mustT[*Dataset](t)(ds.Branches().Create(ctx, "dev", 0))
+	dev = mustT[*Dataset](t)(dev.Append(ctx, rows(20, 30)))
+	r := mustT[*CheckReport](t)(dev.Check(ctx, AllVersions()))
+	if !r.OK() || len(r.Versions) != 2 || r.Files != 5 { // 2 files in version 1, 3 in version 2
+		t.Fatalf("branch check: %+v", r)
+	}
+	if _, err := ds.Check(ctx, DryRun()); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("DryRun given to Check: %v", err)
+	}
+	if _, err := ds.Append(ctx, rows(0, 1), AllVersions()); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("AllVersions given to Append: %v", err)
+	}
+}

@@ -3,8 +3,8 @@
 // (with zone write seeds v1 and their explicit activation), list versions,
 // check out a version, tag or branch, manage tags and branches, clone,
 // restore, ask which fragments and zones a predicate keeps, scan rows with
-// a filter, delete by predicate, compact, backfill seeds and clean up old
-// versions. docs/library.md describes it; every journey is an Example.
+// a filter, delete by predicate, compact, backfill seeds, clean up old
+// versions and check a version against its files. docs/library.md describes it; every journey is an Example.
 //
 // A *Dataset is one version of a dataset, as in pylance or iceberg-go's
 // Table: reading methods describe that version, and every method that
@@ -193,7 +193,7 @@ type Option struct {
 }
 
 // use is the set of calls an option applies to.
-type use uint8
+type use uint16
 
 const (
 	useRef      use = 1 << iota // Open, Checkout
@@ -204,6 +204,7 @@ const (
 	useCompact                  // Compact
 	useBackfill                 // BackfillSeeds
 	useCleanup                  // Cleanup
+	useCheck                    // Check
 )
 
 // useSeeds are the calls that write seeds.
@@ -229,6 +230,7 @@ type settings struct {
 	olderThan      time.Duration
 	retain         uint64
 	dryRun         bool
+	allVersions    bool
 }
 
 func (s *settings) ref() snapshot.Ref {
