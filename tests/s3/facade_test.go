@@ -15,8 +15,9 @@ import (
 // Create with seeds and the explicit activation, Append, Open at a tag,
 // versions, a branch written through its handle, Prune, a shallow clone
 // to another prefix whose base path the facade resolves with the URL's
-// endpoint (summary, seeds, pruning read the source's files), a deep
-// clone to a local directory, and Restore.
+// endpoint (summary, seeds, pruning, scan, check read the source's files;
+// a delete writes the clone's own deletion files), a deep clone to a local
+// directory, and Restore.
 func testFacade(t *testing.T, srv *s3util.Server) {
 	ctx := testContext(t, 3*time.Minute)
 	unsetEndpointEnv(t)
@@ -88,12 +89,39 @@ func testFacade(t *testing.T, srv *s3util.Server) {
 		t.Fatalf("clone prune %+v, %v", p, err)
 	}
 
+	// Scan and Check read the source's files through the base path too.
+	rdr, err := clone.Scan(ctx, lancekeeper.Where("id < 10 OR id >= 440"), lancekeeper.WithColumns("id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for rdr.Next() {
+		n += rdr.RecordBatch().NumRows()
+	}
+	if err := rdr.Err(); err != nil || n != 20 {
+		t.Fatalf("clone scan: %d rows, %v", n, err)
+	}
+	rdr.Release()
+	if r, err := clone.Check(ctx); err != nil || !r.OK() || r.Files != 3 {
+		t.Fatalf("clone check %+v, %v", r, err)
+	}
+	// Delete by predicate on S3: the source's fragments get deletion files
+	// under the clone's root.
+	if clone, n2, err := clone.Delete(ctx, "id >= 290 AND id < 310"); err != nil || n2 != 20 {
+		t.Fatalf("clone delete: %d rows, %v", n2, err)
+	} else if s, err := clone.Summary(ctx); err != nil || s.Rows != 430 {
+		t.Fatalf("after delete %+v, %v", s, err)
+	}
+	if s, err := ds.Summary(ctx); err != nil || s.Rows != 400 {
+		t.Fatalf("source after the clone's delete %+v, %v", s, err)
+	}
+
 	deep, err := clone.Clone(ctx, filepath.Join(t.TempDir(), "deep.lance"), lancekeeper.Deep())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer deep.Close()
-	if s, err := deep.Summary(ctx); err != nil || s.Rows != 450 {
+	if s, err := deep.Summary(ctx); err != nil || s.Rows != 450 { // the clone's version 3, before the delete
 		t.Fatalf("deep clone summary %+v, %v", s, err)
 	}
 
