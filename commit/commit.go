@@ -89,6 +89,11 @@ type Options struct {
 	Backoff func(attempt int) time.Duration
 	// Now returns the commit time; nil uses time.Now.
 	Now func() time.Time
+	// AfterCommit, when set, runs after a successful commit (and its
+	// hint), e.g. maint.AfterCommit: Lance's automatic cleanup driven by
+	// the lance.auto_cleanup.* config (§5.2 step 4). It cannot fail the
+	// commit; it reports its own errors.
+	AfterCommit func(ctx context.Context, res *Result)
 }
 
 func (o Options) withDefaults() Options {
@@ -368,6 +373,9 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			out.ReservedFirst, out.ReservedLast = res.reservedFirst, res.reservedLast
 		}
 		out.HintError = writeHint(ctx, st, opts, in.version)
+		if opts.AfterCommit != nil {
+			opts.AfterCommit(ctx, out)
+		}
 		return out, nil
 	}
 }

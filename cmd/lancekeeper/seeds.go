@@ -95,6 +95,9 @@ func runSeeds(e *env, args []string) int {
 	if len(args) > 0 && args[0] == "enable" {
 		return runSeedsEnable(e, args[1:])
 	}
+	if len(args) > 0 && args[0] == "backfill" {
+		return runSeedsBackfill(e, args[1:])
+	}
 	c := commands{}.Seeds()
 	fs := newFlagSet(e, c)
 	column := fs.String("column", "", "only this column")
