@@ -282,6 +282,10 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			if err := flags.CheckWrite(prev.GetReaderFeatureFlags(), prev.GetWriterFeatureFlags()); err != nil {
 				return nil, fmt.Errorf("%s version %d: %w", st, latestV, err)
 			}
+			// §5.2 e: statistics of an old writer are recomputed.
+			if prev, err = fixupOldWriter(ctx, st, prev); err != nil {
+				return nil, err
+			}
 		}
 		for _, r := range opts.Requirements {
 			if err := r.Check(prev); err != nil {

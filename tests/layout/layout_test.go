@@ -56,8 +56,10 @@ var layers = map[string]int{
 	"inspect":     6,
 	"filter":      6,
 	"coordinator": 6,
-	// 7: the facade.
-	".": 7,
+	// 7: table maintenance (compaction, cleanup, seed backfill, branch
+	// deletion); the facade.
+	"maint": 7,
+	".":     7,
 	// 8: the command.
 	"cmd/lancekeeper": 8,
 }
