@@ -510,7 +510,8 @@ func compactOnce(ctx context.Context, st commit.Store, opts CompactOptions) (*Co
 	}
 	m := head.Manifest
 	res := &CompactResult{ReadVersion: info.Version}
-	if err := checkWritable(m); err != nil {
+	fv, err := checkWritable(m)
+	if err != nil {
 		return nil, err
 	}
 	s, err := newStores(st, m)
@@ -530,6 +531,7 @@ func compactOnce(ctx context.Context, st commit.Store, opts CompactOptions) (*Co
 		return nil, err
 	}
 	wopts.FieldIDs = nil
+	wopts.Version = fv
 	for _, t := range topFields(m) {
 		wopts.FieldIDs = append(wopts.FieldIDs, subtreeIDs(m, t.GetId())...)
 	}
@@ -583,18 +585,23 @@ func usesStableRowIDs(m *pb.Manifest) bool {
 	return false
 }
 
-// checkWritable refuses tables this build cannot rewrite: unknown writer
-// flags, and data storage versions the data-file writer does not produce.
-func checkWritable(m *pb.Manifest) error {
+// checkWritable refuses tables this build cannot rewrite (unknown writer
+// flags, data storage versions the data-file writer does not produce) and
+// returns the storage version new data files are written in: the table's.
+func checkWritable(m *pb.Manifest) (datafile.FileVersion, error) {
 	if err := flags.CheckWrite(m.GetReaderFeatureFlags(), m.GetWriterFeatureFlags()); err != nil {
-		return err
+		return 0, err
 	}
 	switch v := commit.DataFormatVersion(m); v {
 	case "2.0":
-		return nil
+		return datafile.V2_0, nil
+	case "2.1":
+		return datafile.V2_1, nil
+	case "2.2":
+		return datafile.V2_2, nil
 	case "0.1", "legacy":
-		return fmt.Errorf("%w: the table's data storage version is legacy 0.1, whose data files are not Lance v2 files; rewrite it with Lance first", ErrStorageVersion)
+		return 0, fmt.Errorf("%w: the table's data storage version is legacy 0.1, whose data files are not Lance v2 files and which this build does not write; rewrite it with Lance first", ErrStorageVersion)
 	default:
-		return fmt.Errorf("%w: the table's data storage version is %s; this build rewrites 2.0 data files only", ErrStorageVersion, v)
+		return 0, fmt.Errorf("%w: the table's data storage version is %s; this build writes 2.0, 2.1 and 2.2 data files", ErrStorageVersion, v)
 	}
 }
