@@ -272,6 +272,10 @@ type WrittenFiles struct {
 	SchemaMetadata map[string][]byte
 
 	st Store
+	// unsynced are data files written deferred (commit/durable.go).
+	unsynced []string
+	// head is the manifest the files were planned against (nil: none).
+	head *manifest.File
 }
 
 // Cleanup deletes the data files, best effort (also after ctx is
@@ -314,7 +318,7 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 	if err := requireAtomicCreate(st, opts.Commit.AllowUnsafeCommit); err != nil {
 		return nil, err
 	}
-	w, err := WriteFragments(ctx, st, rdr, opts)
+	w, err := writeFragments(ctx, st, rdr, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -328,6 +332,8 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 	for i, f := range w.Files {
 		txn.MarkSeedFiles(f.hasV1Seeds(), w.Fragments[i].GetFiles()[0].GetPath())
 	}
+	txn.pending = append(txn.pending, pendingFrom(st, w.unsynced)...) // made durable by the commit point
+	txn.known = w.head                                                // versions are immutable: no second read
 	r, err := Commit(ctx, st, txn, opts.Commit)
 	if err != nil {
 		if !errors.Is(err, ErrCommitOutcomeUnknown) {
@@ -352,7 +358,21 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 // On error the data files already written are deleted on a best-effort
 // basis. On success the caller owns them: commit them (WriteArrow does;
 // coordclient sends them to a coordinator) or Cleanup them.
-func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts WriteOptions) (written *WrittenFiles, err error) {
+func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts WriteOptions) (*WrittenFiles, error) {
+	w, err := writeFragments(ctx, st, rdr, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.syncPending(ctx); err != nil {
+		w.Cleanup(ctx)
+		return nil, err
+	}
+	return w, nil
+}
+
+// writeFragments is WriteFragments leaving the data files it wrote deferred
+// (WrittenFiles.unsynced) for the commit point to make durable.
+func writeFragments(ctx context.Context, st Store, rdr array.RecordReader, opts WriteOptions) (written *WrittenFiles, err error) {
 	if opts.MaxRowsPerFile <= 0 {
 		opts.MaxRowsPerFile = DefaultMaxRowsPerFile
 	}
@@ -426,7 +446,7 @@ func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 	}
 
 	out := &WrittenFiles{Mode: opts.Mode, ReadVersion: info.Version, Schema: pbFields(probe.Schema()),
-		SchemaMetadata: tableSchemaMetadata(in.Metadata()), st: st}
+		SchemaMetadata: tableSchemaMetadata(in.Metadata()), st: st, head: head}
 	if keepSchema && opts.Mode == ModeOverwrite {
 		// The table's own fields (metadata, dictionary and all) stay.
 		out.Schema = cloneFields(head.Manifest.GetFields())
@@ -484,7 +504,7 @@ func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 		for off := int64(0); off < rec.NumRows(); {
 			if cur == nil {
 				path := manifest.DataDir + "/" + NewDataFileName()
-				sw, err := st.NewWriter(ctx, path)
+				sw, err := out.newDataWriter(ctx, path)
 				if err != nil {
 					return nil, err
 				}

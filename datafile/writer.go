@@ -218,6 +218,11 @@ type seedState struct {
 	cast      bool // the column's arrays are relabelled with the stored type
 }
 
+// writeBufferSize is the Writer's output buffer: pages larger than it go
+// straight through; 1 MiB made every small file (a 10-row append) allocate
+// and clear a megabyte (tests/bench commit profile).
+const writeBufferSize = 64 << 10
+
 // NewWriter returns a Writer of a v2.0 file with the given Arrow schema.
 // Schema and field metadata are kept in the file; schema-metadata keys
 // starting with "lance.seed." are dropped, because locators are pointers into
@@ -233,7 +238,7 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 	if ps < 1 || ps > MaxPageSize {
 		return nil, fmt.Errorf("%w: page size %d is outside 1..%d", ErrInvalidSchema, ps, MaxPageSize)
 	}
-	wr := &Writer{out: bufio.NewWriterSize(w, 1<<20), schema: schema, pageSize: ps, version: opts.Version, noCompression: opts.NoCompression}
+	wr := &Writer{out: bufio.NewWriterSize(w, writeBufferSize), schema: schema, pageSize: ps, version: opts.Version, noCompression: opts.NoCompression}
 	switch opts.Version {
 	case 0, V2_0:
 		wr.version = V2_0
