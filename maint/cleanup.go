@@ -43,6 +43,9 @@ type CleanupOptions struct {
 	DryRun bool
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// crashAt, in tests, stops the deletions before the n-th one (1-based)
+	// as a crash would.
+	crashAt int
 }
 
 // CleanupResult lists what Cleanup removed (or, on a dry run, would remove).
@@ -306,7 +309,10 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 	if opts.DryRun {
 		return res, nil
 	}
-	for _, v := range victims { // manifests first, then files
+	for i, v := range victims { // manifests first, then files
+		if opts.crashAt == i+1 {
+			return res, errCrash
+		}
 		if err := st.Delete(ctx, v.key); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return res, fmt.Errorf("cleanup: deleting %s: %w", v.key, err)
 		}
@@ -314,6 +320,8 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 	}
 	return res, nil
 }
+
+var errCrash = errors.New("maint: simulated crash")
 
 // wantedFile: the file kinds cleanup may delete in each directory.
 func wantedFile(dir, key string) bool {
