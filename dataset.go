@@ -131,9 +131,11 @@ func (d *Dataset) Append(ctx context.Context, records array.RecordReader, opts .
 	return d.h.write(ctx, d.snap.Branch, commit.ModeAppend, records, s)
 }
 
-// Overwrite replaces the table of this handle's branch by the record
-// batches of records (any schema) as a new version; earlier versions stay
-// readable. Options as Append.
+// Overwrite replaces the rows of this handle's branch by the record
+// batches of records as a new version; earlier versions stay readable.
+// The input must match the table's schema (as for Append: the table keeps
+// its field ids and types) and the table keeps its storage version unless
+// WithStorageVersion is given. Options as Append.
 func (d *Dataset) Overwrite(ctx context.Context, records array.RecordReader, opts ...Option) (*Dataset, error) {
 	s, err := collect("Overwrite", useWrite, opts)
 	if err != nil {

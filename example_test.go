@@ -102,16 +102,23 @@ func ExampleCreate() {
 		log.Fatal(err)
 	}
 	defer ds.Close()
+	// Lance 12's default storage version is 2.2; 2.0 and 2.1 on request.
+	old, err := lancekeeper.Create(ctx, "mem://example-2.0", records(0, 10), lancekeeper.WithStorageVersion("2.0"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer old.Close()
 	s, err := ds.Summary(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("version", s.Version, "rows", s.Rows, "fragments", s.Fragments, "format", s.DataStorageVersion)
+	o, _ := old.Summary(ctx)
+	fmt.Println("version", s.Version, "rows", s.Rows, "fragments", s.Fragments, "format", s.DataStorageVersion, "and", o.DataStorageVersion)
 	for _, c := range s.Columns {
 		fmt.Println(c.Name, c.Type)
 	}
 	// Output:
-	// version 1 rows 10 fragments 3 format 2.0
+	// version 1 rows 10 fragments 3 format 2.2 and 2.0
 	// x int64
 	// s string
 }

@@ -106,10 +106,11 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Dataset, error) {
 }
 
 // Create writes the record batches of records as a new dataset at uri
-// (Lance 2.0 data files, one fragment per file) and returns its first
-// version. An existing dataset fails with an error matching
-// ErrDatasetExists. Options: WithSeeds, ActivateZoneWriteSeeds,
-// WithRowsPerZone, WithMaxRowsPerFile, AllowUnsafeCommit.
+// (data files in storage version 2.2 unless WithStorageVersion says
+// otherwise, one fragment per file) and returns its first version. An
+// existing dataset fails with an error matching ErrDatasetExists.
+// Options: WithSeeds, ActivateZoneWriteSeeds, WithRowsPerZone,
+// WithMaxRowsPerFile, WithStorageVersion, AllowUnsafeCommit.
 func Create(ctx context.Context, uri string, records array.RecordReader, opts ...Option) (*Dataset, error) {
 	s, err := collect("Create", useWrite|useHandle, opts)
 	if err != nil {
@@ -162,12 +163,13 @@ func (h *handle) write(ctx context.Context, branch string, mode commit.Mode, rec
 		return nil, err
 	}
 	wo := commit.WriteOptions{
-		Mode:           mode,
-		SeedColumns:    s.seedColumns,
-		SeedAllColumns: s.seeds && len(s.seedColumns) == 0,
-		RowsPerZone:    s.rowsPerZone,
-		MaxRowsPerFile: s.maxRowsPerFile,
-		Commit:         h.commitOptions(),
+		Mode:               mode,
+		SeedColumns:        s.seedColumns,
+		SeedAllColumns:     s.seeds && len(s.seedColumns) == 0,
+		RowsPerZone:        s.rowsPerZone,
+		MaxRowsPerFile:     s.maxRowsPerFile,
+		DataStorageVersion: s.storageVersion,
+		Commit:             h.commitOptions(),
 	}
 	wo.Commit.EnableZoneWriteSeeds = s.activate
 	res, err := commit.WriteArrow(ctx, st, records, wo)
@@ -231,6 +233,7 @@ type settings struct {
 	retain         uint64
 	dryRun         bool
 	allVersions    bool
+	storageVersion string
 }
 
 func (s *settings) ref() snapshot.Ref {
@@ -316,6 +319,15 @@ func WithRowsPerZone(n uint64) Option {
 // (default 1 Mi). For Create, Append and Overwrite.
 func WithMaxRowsPerFile(n int) Option {
 	return Option{name: "WithMaxRowsPerFile", use: useWrite, set: func(s *settings) { s.maxRowsPerFile = n }}
+}
+
+// WithStorageVersion sets the data storage version of the files written:
+// "2.0", "2.1" or "2.2" (Create's default, as Lance 12's). An append
+// always writes the table's version; an overwrite keeps it unless this is
+// given. For Create and Overwrite (and Append, where it must equal the
+// table's).
+func WithStorageVersion(v string) Option {
+	return Option{name: "WithStorageVersion", use: useWrite, set: func(s *settings) { s.storageVersion = v }}
 }
 
 // Deep makes Clone copy every file the version references (§8.2) instead

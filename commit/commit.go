@@ -89,6 +89,11 @@ type Options struct {
 	Backoff func(attempt int) time.Duration
 	// Now returns the commit time; nil uses time.Now.
 	Now func() time.Time
+	// AfterCommit, when set, runs after a successful commit (and its
+	// hint), e.g. maint.AfterCommit: Lance's automatic cleanup driven by
+	// the lance.auto_cleanup.* config (§5.2 step 4). It cannot fail the
+	// commit; it reports its own errors.
+	AfterCommit func(ctx context.Context, res *Result)
 }
 
 func (o Options) withDefaults() Options {
@@ -213,6 +218,9 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		return nil, fmt.Errorf("%w: transaction has no operation", ErrInvalidTransaction)
 	}
 	d := &dataset{st: st, root: st.KeyPrefix(), files: map[uint64]*manifest.File{}}
+	if k := t.known; k != nil && k.Manifest != nil {
+		d.files[k.Manifest.GetVersion()] = k
+	}
 	if t.clone != nil {
 		return commitClone(ctx, d, t, opts)
 	}
@@ -282,6 +290,10 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			if err := flags.CheckWrite(prev.GetReaderFeatureFlags(), prev.GetWriterFeatureFlags()); err != nil {
 				return nil, fmt.Errorf("%s version %d: %w", st, latestV, err)
 			}
+			// §5.2 e: statistics of an old writer are recomputed.
+			if prev, err = fixupOldWriter(ctx, st, prev); err != nil {
+				return nil, err
+			}
 		}
 		for _, r := range opts.Requirements {
 			if err := r.Check(prev); err != nil {
@@ -324,7 +336,7 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		// The file name depends only on (read_version, uuid): a retry
 		// rewrites it only when a rebase changed the transaction.
 		if !bytes.Equal(txnBytes, writtenTxn) {
-			if err := st.Put(ctx, manifest.TransactionsDir+"/"+in.txnFile, txnBytes); err != nil {
+			if err := putPending(ctx, st, &t.pending, manifest.TransactionsDir+"/"+in.txnFile, txnBytes); err != nil {
 				return nil, fmt.Errorf("write transaction file: %w", err)
 			}
 			writtenTxn = txnBytes
@@ -346,7 +358,11 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			scheme = manifest.V2
 		}
 		path := manifest.ManifestPath(scheme, in.version)
-		won, err := publish(ctx, st, path, data)
+		pending := t.pending
+		if t.del != nil {
+			pending = append(pending[:len(pending):len(pending)], t.del.pending...)
+		}
+		won, err := publish(ctx, st, path, data, pending)
 		if err != nil {
 			return nil, err
 		}
@@ -373,6 +389,9 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			out.ReservedFirst, out.ReservedLast = res.reservedFirst, res.reservedLast
 		}
 		out.HintError = writeHint(ctx, st, opts, in.version)
+		if opts.AfterCommit != nil {
+			opts.AfterCommit(ctx, out)
+		}
 		return out, nil
 	}
 }
@@ -394,7 +413,7 @@ func writeHint(ctx context.Context, st Store, opts Options, version uint64) erro
 	if opts.NoHint || !writesHint(st) {
 		return nil
 	}
-	return st.Put(ctx, manifest.VersionsDir+"/"+manifest.HintName, manifest.EncodeHint(version))
+	return putHint(ctx, st, manifest.VersionsDir+"/"+manifest.HintName, manifest.EncodeHint(version))
 }
 
 // requireAtomicCreate is the commit path's gate (store.RequireAtomicCreate
@@ -417,8 +436,8 @@ func requireAtomicCreate(st Store, allowUnsafeCommit bool) error {
 // the first one landed) is resolved by reading the name back: our own bytes
 // mean the commit happened. When even that is impossible the error wraps
 // ErrCommitOutcomeUnknown and the caller must not clean anything up.
-func publish(ctx context.Context, st Store, path string, data []byte) (won bool, err error) {
-	cerr := st.CreateIfAbsent(ctx, path, data)
+func publish(ctx context.Context, st Store, path string, data []byte, pending []pendingKey) (won bool, err error) {
+	cerr := createManifest(ctx, st, path, data, pending)
 	if cerr == nil {
 		return true, nil
 	}

@@ -129,7 +129,9 @@ func openLegacy(ctx context.Context, src source, size int64, opts OpenOptions, l
 		minID, maxID = min(minID, pf.GetId()), max(maxID, pf.GetId())
 	}
 	if len(f.schema.Fields) == 0 {
-		return nil, formatErr(ErrMalformed, "schema", -1, "none of the given legacy fields is stored in the file")
+		// None of the table's fields is stored here (all dropped): a file
+		// of rows without columns.
+		minID, maxID = 0, -1
 	}
 	// A field whose parent is not stored here becomes top-level.
 	have := map[int32]bool{}

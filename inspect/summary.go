@@ -367,7 +367,7 @@ func countRows(ctx context.Context, st *store.Store, m *pb.Manifest, s *Summary)
 		s.NumRowsError = err.Error()
 		return
 	}
-	fs := &files{bases: store.NewBases(st), res: res}
+	fs := &files{bases: store.NewBases(st), res: res, distrust: m.GetWriterVersion() == nil}
 	defer fs.close()
 	var live, deleted uint64
 	for _, frag := range m.GetFragments() {

@@ -56,7 +56,7 @@ func BackfillSeeds(ctx context.Context, st commit.Store, opts BackfillOptions) (
 		return nil, err
 	}
 	m := head.Manifest
-	if err := checkWritable(m); err != nil {
+	if _, err := checkWritable(m); err != nil {
 		return nil, err
 	}
 	if !commit.HasZoneWriteSeeds(m) && !opts.Commit.EnableZoneWriteSeeds {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lancekeeper/lancekeeper/manifest"
@@ -43,6 +44,9 @@ type CleanupOptions struct {
 	DryRun bool
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// crashAt, in tests, stops the deletions before the n-th one (1-based)
+	// as a crash would.
+	crashAt int
 }
 
 // CleanupResult lists what Cleanup removed (or, on a dry run, would remove).
@@ -220,12 +224,13 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 	}
 	removedFiles := fileSet{}
 	var removedManifests []manifest.VersionInfo
-	for _, vi := range versions {
-		f, err := manifest.ReadInfo(ctx, st.Bucket(), st.KeyPrefix(), vi)
-		res.Requests++
-		if err != nil {
-			return nil, fmt.Errorf("version %d: %w", vi.Version, err)
-		}
+	files, err := readManifests(ctx, st, versions)
+	res.Requests += len(versions)
+	if err != nil {
+		return nil, err
+	}
+	for i, vi := range versions {
+		f := files[i]
 		m := f.Manifest
 		ts := m.GetTimestamp().AsTime()
 		remove := vi.Version != latest
@@ -306,14 +311,33 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 	if opts.DryRun {
 		return res, nil
 	}
-	for _, v := range victims { // manifests first, then files
-		if err := st.Delete(ctx, v.key); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return res, fmt.Errorf("cleanup: deleting %s: %w", v.key, err)
+	if opts.crashAt > 0 {
+		for i, v := range victims {
+			if opts.crashAt == i+1 {
+				return res, errCrash
+			}
+			if err := st.Delete(ctx, v.key); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return res, fmt.Errorf("cleanup: deleting %s: %w", v.key, err)
+			}
 		}
-		res.Requests++
+		return res, nil
+	}
+	// The removed manifests first, then the files (each phase concurrent).
+	phases := [][]victim{victims[:len(removedManifests)], victims[len(removedManifests):]}
+	for _, ph := range phases {
+		keys := make([]string, len(ph))
+		for i, v := range ph {
+			keys[i] = v.key
+		}
+		if err := deleteAll(ctx, st, keys); err != nil {
+			return res, err
+		}
+		res.Requests += len(ph)
 	}
 	return res, nil
 }
+
+var errCrash = errors.New("maint: simulated crash")
 
 // wantedFile: the file kinds cleanup may delete in each directory.
 func wantedFile(dir, key string) bool {
@@ -332,4 +356,56 @@ func collect(f *manifest.File) fileSet {
 	s := fileSet{}
 	s.addManifest(f.Manifest, f.Indices())
 	return s
+}
+
+// readConcurrency bounds the manifest reads cleanup keeps in flight.
+const readConcurrency = 16
+
+// readManifests reads the manifests of versions, readConcurrency at a time.
+func readManifests(ctx context.Context, st *store.Store, versions []manifest.VersionInfo) ([]*manifest.File, error) {
+	out := make([]*manifest.File, len(versions))
+	errs := make([]error, len(versions))
+	sem := make(chan struct{}, readConcurrency)
+	var wg sync.WaitGroup
+	for i, vi := range versions {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f, err := manifest.ReadInfo(ctx, st.Bucket(), st.KeyPrefix(), vi)
+			if err != nil {
+				err = fmt.Errorf("version %d: %w", vi.Version, err)
+			}
+			out[i], errs[i] = f, err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// deleteAll deletes keys, readConcurrency at a time; a key already gone is
+// not an error.
+func deleteAll(ctx context.Context, st *store.Store, keys []string) error {
+	errs := make([]error, len(keys))
+	sem := make(chan struct{}, readConcurrency)
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := st.Delete(ctx, k); err != nil && !errors.Is(err, store.ErrNotFound) {
+				errs[i] = fmt.Errorf("cleanup: deleting %s: %w", k, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

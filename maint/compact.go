@@ -372,8 +372,38 @@ func (r *rewriter) rewriteGroup(s *stores, group []*pb.DataFragment) ([]*pb.Data
 			r.noVers = true
 		}
 	}
-	for _, f := range group {
-		if err := r.copyFragment(s, f); err != nil {
+	// Fragments are opened (footers, deletion vectors, and the rows of
+	// small fragments) up to prefetch ahead, concurrently; they are
+	// written strictly in order.
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	results := make([]chan opened, len(group))
+	for i := range results {
+		results[i] = make(chan opened, 1)
+	}
+	sem := make(chan struct{}, prefetch)
+	go func() {
+		for i, f := range group {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			go func() { results[i] <- r.open(ctx, s, f) }()
+		}
+	}()
+	for i, f := range group {
+		var o opened
+		select {
+		case o = <-results[i]:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		<-sem
+		if o.err != nil {
+			return nil, o.err
+		}
+		if err := r.copyFragment(s, f, o); err != nil {
 			return nil, err
 		}
 	}
@@ -383,33 +413,61 @@ func (r *rewriter) rewriteGroup(s *stores, group []*pb.DataFragment) ([]*pb.Data
 	return r.done, nil
 }
 
-func (r *rewriter) copyFragment(s *stores, f *pb.DataFragment) error {
-	ctx := r.ctx
-	fr, err := openFragment(ctx, s, r.m, f)
-	if err != nil {
-		return err
+// prefetch is how many fragments are opened ahead of the one being written.
+const prefetch = 8
+
+// opened is a fragment ready to be copied: its reader, deletion vector,
+// row id and version sequences, and, when its live rows fit in one chunk,
+// those rows already read.
+type opened struct {
+	fr                    *fragmentReader
+	del                   *roaring.Bitmap
+	ids, created, updated []uint64
+	fields                []arrow.Field
+	cols                  []arrow.Array
+	err                   error
+}
+
+func (r *rewriter) open(ctx context.Context, s *stores, f *pb.DataFragment) (o opened) {
+	if o.fr, o.err = openFragment(ctx, s, r.m, f); o.err != nil {
+		return o
 	}
-	del, err := s.deleted(ctx, f)
-	if err != nil {
-		return err
+	if o.del, o.err = s.deleted(ctx, f); o.err != nil {
+		return o
 	}
-	r.res.DeletedRowsDropped += del.GetCardinality()
-	r.res.FilesRemoved += len(f.GetFiles())
-	var ids, created, updated []uint64
+	fr := o.fr
 	if r.stable {
-		if ids, err = decodeRowIDs(f.GetInlineRowIds(), fr.rows); err != nil {
-			return fmt.Errorf("fragment %d: %w", f.GetId(), err)
+		if o.ids, o.err = decodeRowIDs(f.GetInlineRowIds(), fr.rows); o.err != nil {
+			o.err = fmt.Errorf("fragment %d: %w", f.GetId(), o.err)
+			return o
 		}
 		if !r.noVers {
-			if created, err = decodeVersions(f.GetInlineCreatedAtVersions(), fr.rows); err != nil {
-				return fmt.Errorf("fragment %d created-at: %w", f.GetId(), err)
+			if o.created, o.err = decodeVersions(f.GetInlineCreatedAtVersions(), fr.rows); o.err != nil {
+				o.err = fmt.Errorf("fragment %d created-at: %w", f.GetId(), o.err)
+				return o
 			}
-			if updated, err = decodeVersions(f.GetInlineLastUpdatedAtVersions(), fr.rows); err != nil {
-				return fmt.Errorf("fragment %d last-updated-at: %w", f.GetId(), err)
+			if o.updated, o.err = decodeVersions(f.GetInlineLastUpdatedAtVersions(), fr.rows); o.err != nil {
+				o.err = fmt.Errorf("fragment %d last-updated-at: %w", f.GetId(), o.err)
+				return o
 			}
 		}
 	}
+	if live := fr.rows - o.del.GetCardinality(); live > 0 && live <= defaultChunkRows {
+		o.fields, o.cols, o.err = fr.read(ctx, liveRanges(fr.rows, o.del))
+	}
+	return o
+}
+
+func (r *rewriter) copyFragment(s *stores, f *pb.DataFragment, o opened) error {
+	ctx := r.ctx
+	fr, del, ids, created, updated := o.fr, o.del, o.ids, o.created, o.updated
+	r.res.DeletedRowsDropped += del.GetCardinality()
+	r.res.FilesRemoved += len(f.GetFiles())
+	pre := o.cols
+	defer func() { releaseAll(pre) }()
 	live := liveRanges(fr.rows, del)
+	liveRows := fr.rows - del.GetCardinality()
+	first := true
 	// Feed the live ranges in chunks that never cross an output fragment
 	// boundary.
 	for len(live) > 0 {
@@ -434,9 +492,17 @@ func (r *rewriter) copyFragment(s *stores, f *pb.DataFragment) error {
 				live[0].Start += take
 			}
 		}
-		fields, cols, err := fr.read(ctx, chunk)
-		if err != nil {
-			return err
+		var fields []arrow.Field
+		var cols []arrow.Array
+		var err error
+		wasFirst := first
+		first = false
+		if wasFirst && pre != nil && n == liveRows {
+			fields, cols, pre = o.fields, pre, nil
+		} else {
+			if fields, cols, err = fr.read(ctx, chunk); err != nil {
+				return err
+			}
 		}
 		if r.w == nil {
 			tops := topFields(r.m)
@@ -510,7 +576,8 @@ func compactOnce(ctx context.Context, st commit.Store, opts CompactOptions) (*Co
 	}
 	m := head.Manifest
 	res := &CompactResult{ReadVersion: info.Version}
-	if err := checkWritable(m); err != nil {
+	fv, err := checkWritable(m)
+	if err != nil {
 		return nil, err
 	}
 	s, err := newStores(st, m)
@@ -530,6 +597,7 @@ func compactOnce(ctx context.Context, st commit.Store, opts CompactOptions) (*Co
 		return nil, err
 	}
 	wopts.FieldIDs = nil
+	wopts.Version = fv
 	for _, t := range topFields(m) {
 		wopts.FieldIDs = append(wopts.FieldIDs, subtreeIDs(m, t.GetId())...)
 	}
@@ -583,18 +651,23 @@ func usesStableRowIDs(m *pb.Manifest) bool {
 	return false
 }
 
-// checkWritable refuses tables this build cannot rewrite: unknown writer
-// flags, and data storage versions the data-file writer does not produce.
-func checkWritable(m *pb.Manifest) error {
+// checkWritable refuses tables this build cannot rewrite (unknown writer
+// flags, data storage versions the data-file writer does not produce) and
+// returns the storage version new data files are written in: the table's.
+func checkWritable(m *pb.Manifest) (datafile.FileVersion, error) {
 	if err := flags.CheckWrite(m.GetReaderFeatureFlags(), m.GetWriterFeatureFlags()); err != nil {
-		return err
+		return 0, err
 	}
 	switch v := commit.DataFormatVersion(m); v {
 	case "2.0":
-		return nil
+		return datafile.V2_0, nil
+	case "2.1":
+		return datafile.V2_1, nil
+	case "2.2":
+		return datafile.V2_2, nil
 	case "0.1", "legacy":
-		return fmt.Errorf("%w: the table's data storage version is legacy 0.1, whose data files are not Lance v2 files; rewrite it with Lance first", ErrStorageVersion)
+		return 0, fmt.Errorf("%w: the table's data storage version is legacy 0.1, whose data files are not Lance v2 files and which this build does not write; rewrite it with Lance first", ErrStorageVersion)
 	default:
-		return fmt.Errorf("%w: the table's data storage version is %s; this build rewrites 2.0 data files only", ErrStorageVersion, v)
+		return 0, fmt.Errorf("%w: the table's data storage version is %s; this build writes 2.0, 2.1 and 2.2 data files", ErrStorageVersion, v)
 	}
 }

@@ -55,7 +55,7 @@ func openLocal(ctx context.Context, t *testing.T, dir string) *store.Store {
 }
 
 // TestCompactLance12AgreesRandom (§5.5 Rewrite, §3.5 row ids, R52): on
-// random Lance 12 tables (appends, deletes, updates, indices, tags,
+// random Lance 12 tables at storage versions 2.1 and 2.2 (appends, deletes, updates, indices, tags,
 // restores), our compaction leaves every retained version and tag reading
 // the same rows in Lance 12, the latest version too (with the same stable
 // row ids when the table has them), indexed predicates agree with the
@@ -63,14 +63,15 @@ func openLocal(ctx context.Context, t *testing.T, dir string) *store.Store {
 func TestCompactLance12AgreesRandom(t *testing.T) {
 	p := peerlance.ForTest(t)
 	for _, tc := range []struct {
-		seed   uint64
-		stable bool
-	}{{7, false}, {11, true}} {
-		t.Run(fmt.Sprintf("seed%d_stable%v", tc.seed, tc.stable), func(t *testing.T) {
+		seed    uint64
+		stable  bool
+		storage string
+	}{{7, false, "2.2"}, {11, true, "2.1"}} {
+		t.Run(fmt.Sprintf("seed%d_stable%v_%s", tc.seed, tc.stable, tc.storage), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			dir := filepath.Join(t.TempDir(), "t.lance")
-			ds, err := peerlance.MakeRandomDataset(ctx, p, dir, tc.seed, peerlance.RandomOptions{Ops: 10, StableRowIDs: tc.stable})
+			ds, err := peerlance.MakeRandomDataset(ctx, p, dir, tc.seed, peerlance.RandomOptions{Ops: 10, StableRowIDs: tc.stable, StorageVersion: tc.storage})
 			if err != nil {
 				t.Fatal(err)
 			}

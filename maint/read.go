@@ -3,6 +3,7 @@ package maint
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -19,6 +20,7 @@ import (
 type stores struct {
 	st    commit.Store
 	res   *manifest.Resolver
+	mu    sync.Mutex // guards bases (fragments are opened concurrently)
 	bases map[string]*store.Store
 }
 
@@ -41,6 +43,8 @@ func (s *stores) of(ctx context.Context, loc manifest.Location) (bucketKey, erro
 	if loc.Base == "" {
 		return bucketKey{s.st.Bucket(), s.st.KeyPrefix() + loc.Path}, nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	b := s.bases[loc.Base]
 	if b == nil {
 		var err error

@@ -101,6 +101,10 @@ func scanRows(ctx context.Context, root *store.Store, m *pb.Manifest, manifestFi
 	for _, f := range top {
 		out.Columns = append(out.Columns, f.GetName())
 	}
+	inTable := map[int32]bool{}
+	for _, fl := range m.GetFields() {
+		inTable[fl.GetId()] = true
+	}
 	frags := slices.Clone(m.GetFragments())
 	slices.SortFunc(frags, func(a, b *pb.DataFragment) int { return compareU64(a.GetId(), b.GetId()) })
 	for _, frag := range frags {
@@ -163,9 +167,19 @@ func scanRows(ctx context.Context, root *store.Store, m *pb.Manifest, manifestFi
 				return false
 			}
 			for j, fi := range f.Schema().TopLevel() {
-				if stored(fi) {
-					cols[f.Schema().Fields[fi].ID] = arrowColumn{rec: rec, col: j}
+				if !stored(fi) || !inTable[f.Schema().Fields[fi].ID] {
+					continue
 				}
+				if _, dup := cols[f.Schema().Fields[fi].ID]; dup {
+					continue // a field id in two data files (corrupt schemas): the first file wins, as in Lance
+				}
+				// Nested renames and drops: the table's view, by field id.
+				a, err := f.ConformArray(fi, rec.Column(j), m.GetFields())
+				if err != nil {
+					return nil, fmt.Errorf("fragment %d: %w", frag.GetId(), err)
+				}
+				defer a.Release()
+				cols[f.Schema().Fields[fi].ID] = arrowColumn{arr: a}
 			}
 		}
 		deleted := roaring.New()
@@ -196,7 +210,7 @@ func scanRows(ctx context.Context, root *store.Store, m *pb.Manifest, manifestFi
 					row[j] = "null" // a field no data file of this fragment stores
 					continue
 				}
-				v, err := peerlance.Value(c.rec.Column(c.col), int(off))
+				v, err := peerlance.Value(c.arr, int(off))
 				if err != nil {
 					return nil, fmt.Errorf("fragment %d row %d column %s: %w", frag.GetId(), off, fl.GetName(), err)
 				}
@@ -210,8 +224,7 @@ func scanRows(ctx context.Context, root *store.Store, m *pb.Manifest, manifestFi
 }
 
 type arrowColumn struct {
-	rec arrow.RecordBatch
-	col int
+	arr arrow.Array
 }
 
 func compareU64(a, b uint64) int {

@@ -70,7 +70,7 @@ func RandomTable(seed uint64, opts RandomTableOptions) arrow.RecordBatch {
 	nc := 1 + rng.IntN(opts.MaxColumns)
 	for i := 0; i < nc; i++ {
 		prof := rng.IntN(numProfiles)
-		dt := tg.randType(0, prof)
+		dt := tg.randType(0, prof, false)
 		fields = append(fields, arrow.Field{Name: fmt.Sprintf("c%d", i), Type: dt, Nullable: true})
 		profiles = append(profiles, prof)
 	}
@@ -95,7 +95,17 @@ type tableGen struct {
 	noMap bool
 }
 
-func (g *tableGen) primitive(prof int) arrow.DataType {
+func (g *tableGen) primitive(prof int, underList bool) arrow.DataType {
+	if underList {
+		// Lance 12 cannot read back fixed-size lists below a list (its
+		// scan fails with "the offset + length of the sliced Buffer cannot
+		// exceed the existing length"), so they are only generated outside
+		// lists.
+		pool := []arrow.DataType{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64,
+			arrow.BinaryTypes.String, arrow.FixedWidthTypes.Boolean, &arrow.Decimal128Type{Precision: 9, Scale: 2},
+			arrow.FixedWidthTypes.Float16, arrow.BinaryTypes.Binary, arrow.PrimitiveTypes.Uint8}
+		return pick(g.rng, pool)
+	}
 	if prof == profWide {
 		return pick(g.rng, []arrow.DataType{arrow.BinaryTypes.String, arrow.BinaryTypes.Binary, arrow.BinaryTypes.LargeString,
 			arrow.FixedSizeListOf(64, arrow.PrimitiveTypes.Float32)})
@@ -122,18 +132,18 @@ func (g *tableGen) primitive(prof int) arrow.DataType {
 }
 
 // randType draws a column type; nested types at most 3 levels deep.
-func (g *tableGen) randType(depth, prof int) arrow.DataType {
+func (g *tableGen) randType(depth, prof int, underList bool) arrow.DataType {
 	if depth >= 3 || g.rng.IntN(3) != 0 {
-		return g.primitive(prof)
+		return g.primitive(prof, underList)
 	}
 	switch g.rng.IntN(5) {
 	case 0, 1:
-		return arrow.ListOfField(arrow.Field{Name: "item", Type: g.randType(depth+1, prof), Nullable: true})
+		return arrow.ListOfField(arrow.Field{Name: "item", Type: g.randType(depth+1, prof, true), Nullable: true})
 	case 2, 3:
 		nf := 1 + g.rng.IntN(3)
 		fs := make([]arrow.Field, nf)
 		for i := range fs {
-			fs[i] = arrow.Field{Name: fmt.Sprintf("f%d", i), Type: g.randType(depth+1, prof), Nullable: true}
+			fs[i] = arrow.Field{Name: fmt.Sprintf("f%d", i), Type: g.randType(depth+1, prof, underList), Nullable: true}
 		}
 		return arrow.StructOf(fs...)
 	default:
