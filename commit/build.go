@@ -132,6 +132,8 @@ func (b *builder) apply(t *pb.Transaction) error {
 		return applyUpdateConfig(b, op.UpdateConfig)
 	case *pb.Transaction_ReserveFragments_:
 		return applyReserveFragments(b, op.ReserveFragments)
+	case *pb.Transaction_Rewrite_:
+		return applyRewrite(b, op.Rewrite)
 	}
 	return fmt.Errorf("%w: this build cannot commit %s transactions", ErrInvalidTransaction, KindOf(t))
 }
@@ -173,6 +175,10 @@ func finish(m *pb.Manifest, indices []*pb.IndexMetadata, flagParentR, flagParent
 			t := uint32(top)
 			m.MaxFragmentId = &t
 		}
+	}
+
+	if err := checkVersionInvariants(m); err != nil {
+		return err
 	}
 
 	c := flags.Content{
@@ -267,4 +273,42 @@ func cloneBytesMap(in map[string][]byte) map[string][]byte {
 		out[k] = append([]byte(nil), v...)
 	}
 	return out
+}
+
+// checkVersionInvariants is the last check before a manifest is published,
+// whatever built it (an append, a merged batch of appends, an overwrite):
+// no data file is referenced twice, fragment ids are unique and none is
+// above max_fragment_id. A version that broke one of them would make Lance
+// 12 return rows twice or read the wrong fragment (issue 15 item 2).
+func checkVersionInvariants(m *pb.Manifest) error {
+	type fileKey struct {
+		base int64 // -1: the dataset's own data/ directory
+		path string
+	}
+	seen := make(map[fileKey]uint64)
+	ids := make(map[uint64]bool, len(m.GetFragments()))
+	for _, f := range m.GetFragments() {
+		id := f.GetId()
+		if ids[id] {
+			return fmt.Errorf("%w: two fragments with id %d", ErrInvalidTransaction, id)
+		}
+		ids[id] = true
+		if m.MaxFragmentId != nil && id > uint64(m.GetMaxFragmentId()) {
+			return fmt.Errorf("%w: fragment id %d is above max_fragment_id %d", ErrInvalidTransaction, id, m.GetMaxFragmentId())
+		}
+		for _, df := range f.GetFiles() {
+			k := fileKey{base: -1, path: df.GetPath()}
+			if df.BaseId != nil {
+				k.base = int64(df.GetBaseId())
+			}
+			if other, dup := seen[k]; dup {
+				if other == id {
+					return fmt.Errorf("%w: fragment %d references data file %s twice", ErrInvalidTransaction, id, df.GetPath())
+				}
+				return fmt.Errorf("%w: data file %s is referenced by fragments %d and %d (a version never references a data file twice)", ErrInvalidTransaction, df.GetPath(), other, id)
+			}
+			seen[k] = id
+		}
+	}
+	return nil
 }

@@ -89,6 +89,11 @@ type Options struct {
 	Backoff func(attempt int) time.Duration
 	// Now returns the commit time; nil uses time.Now.
 	Now func() time.Time
+	// AfterCommit, when set, runs after a successful commit (and its
+	// hint), e.g. maint.AfterCommit: Lance's automatic cleanup driven by
+	// the lance.auto_cleanup.* config (§5.2 step 4). It cannot fail the
+	// commit; it reports its own errors.
+	AfterCommit func(ctx context.Context, res *Result)
 }
 
 func (o Options) withDefaults() Options {
@@ -243,6 +248,11 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			return nil, fmt.Errorf("%w: %s has no manifest", ErrDatasetNotFound, st)
 		}
 		if latestV < checked {
+			if attempt == 1 {
+				// A read version the dataset never reached is the caller's
+				// mistake (issue 15 item 6), not a storage failure.
+				return nil, fmt.Errorf("%w: read version %d is beyond the latest version %d of %s", ErrInvalidTransaction, checked, latestV, st)
+			}
 			return nil, fmt.Errorf("%s: latest version %d is older than version %d seen before; refusing to commit", st, latestV, checked)
 		}
 		// Conflict checks against every version committed since the last
@@ -279,6 +289,10 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			}
 			if err := flags.CheckWrite(prev.GetReaderFeatureFlags(), prev.GetWriterFeatureFlags()); err != nil {
 				return nil, fmt.Errorf("%s version %d: %w", st, latestV, err)
+			}
+			// §5.2 e: statistics of an old writer are recomputed.
+			if prev, err = fixupOldWriter(ctx, st, prev); err != nil {
+				return nil, err
 			}
 		}
 		for _, r := range opts.Requirements {
@@ -375,6 +389,9 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			out.ReservedFirst, out.ReservedLast = res.reservedFirst, res.reservedLast
 		}
 		out.HintError = writeHint(ctx, st, opts, in.version)
+		if opts.AfterCommit != nil {
+			opts.AfterCommit(ctx, out)
+		}
 		return out, nil
 	}
 }

@@ -96,6 +96,8 @@ func matrixRow(k OpKind) (row [numOpKinds]cell, known bool) {
 		row[OpUpdateConfig] = updateConfigVsUpdateConfig
 	case OpRestore:
 		row[OpUpdateMemWalState] = xx
+	case OpRewrite:
+		rewriteRow(&row)
 	case OpClone:
 		// Clone is only ever the first commit of a dataset; losing that race
 		// means the dataset exists, which is not a matrix question.

@@ -164,7 +164,7 @@ func TestConflictMatrix(t *testing.T) {
 
 func TestConflictMatrix_UncommittableKinds(t *testing.T) {
 	txns := sampleTxns()
-	for _, k := range []string{"Merge", "Project", "Rewrite(f1)", "Update(f1)", "DataReplacement(f1,x)", "UpdateBases", "Unknown"} {
+	for _, k := range []string{"Merge", "Project", "Update(f1)", "DataReplacement(f1,x)", "UpdateBases", "Unknown"} {
 		if got, _ := checkConflict(txns[k], txns["Append"]); got != outcomeIncompatible {
 			t.Errorf("%s: got %s", k, got)
 		}

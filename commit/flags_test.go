@@ -347,6 +347,13 @@ func TestR62_V0SeedsNeverRequireTheBits(t *testing.T) {
 	}
 	nf := proto.Clone(seeded).(*pb.DataFragment)
 	nf.DeletionFile = nil
+	// A copy under a new name: a version never references a data file
+	// twice (issue 15 item 2).
+	copyName := NewDataFileName()
+	if err := st.Copy(ctx, "data/"+copyName, "data/"+seeded.GetFiles()[0].GetPath()); err != nil {
+		t.Fatal(err)
+	}
+	nf.Files[0].Path = copyName
 	txn := NewAppend(head.Manifest.GetVersion(), []*pb.DataFragment{nf}) // not marked: inspected
 	r, err := Commit(ctx, st, txn, Options{})
 	if err != nil {

@@ -32,6 +32,11 @@ func DataFileCarriesV1Seed(ctx context.Context, st Store, key string) (bool, err
 	if err != nil {
 		return false, fmt.Errorf("inspect %s for zone write seeds: %w", key, err)
 	}
+	return dataFileCarriesV1Seed(ctx, f, key)
+}
+
+// dataFileCarriesV1Seed is DataFileCarriesV1Seed on an opened file.
+func dataFileCarriesV1Seed(ctx context.Context, f *datafile.File, key string) (bool, error) {
 	keys := make([]string, 0)
 	for k := range f.Metadata() {
 		if strings.HasPrefix(k, seedio.LocatorKeyPrefix) {

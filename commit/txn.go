@@ -269,13 +269,19 @@ func NewClone(spec CloneSpec) *Transaction {
 }
 
 // newFragments returns the fragments a transaction adds (Append,
-// Overwrite), whose data files are new.
+// Overwrite, Rewrite), whose data files are new.
 func newFragments(m *pb.Transaction) []*pb.DataFragment {
 	switch op := m.GetOperation().(type) {
 	case *pb.Transaction_Append_:
 		return op.Append.GetFragments()
 	case *pb.Transaction_Overwrite_:
 		return op.Overwrite.GetFragments()
+	case *pb.Transaction_Rewrite_:
+		var out []*pb.DataFragment
+		for _, g := range rewriteGroups(op.Rewrite) {
+			out = append(out, g.GetNewFragments()...)
+		}
+		return out
 	}
 	return nil
 }

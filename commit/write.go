@@ -278,12 +278,62 @@ type WrittenFiles struct {
 	head *manifest.File
 }
 
-// Cleanup deletes the data files, best effort (also after ctx is
-// cancelled): for files that will never be committed.
-func (w *WrittenFiles) Cleanup(ctx context.Context) {
-	for _, f := range w.Files {
-		_ = w.st.Delete(context.WithoutCancel(ctx), f.Path)
+// Cleanup deletes the data files that no version references, best effort
+// (also after ctx is cancelled): for files whose commit was definitely
+// refused. It first reads every version committed after ReadVersion and
+// keeps every file one of them references (a commit whose answer was lost
+// may have landed after all, issue 15 item 1); when the versions cannot be
+// read it deletes nothing. It returns the number of files deleted.
+func (w *WrittenFiles) Cleanup(ctx context.Context) int {
+	ctx = context.WithoutCancel(ctx)
+	if len(w.Files) == 0 {
+		return 0
 	}
+	if _, found, err := w.Landed(ctx); err != nil || found {
+		return 0
+	}
+	n := 0
+	for _, f := range w.Files {
+		if w.st.Delete(ctx, f.Path) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Landed looks for the files in every version committed after
+// ReadVersion and returns the first version that references one of them
+// (found=false when none does). It is how a writer whose commit outcome is
+// unknown (a lost answer, a timeout, a cancellation) finds out whether the
+// commit landed: data file names are random UUIDs, so a version that
+// references one is the commit of these files (or of a batch holding them).
+func (w *WrittenFiles) Landed(ctx context.Context) (version uint64, found bool, err error) {
+	want := make(map[string]bool, len(w.Files))
+	for _, f := range w.Files {
+		want[strings.TrimPrefix(f.Path, manifest.DataDir+"/")] = true
+	}
+	d := &dataset{st: w.st, root: w.st.KeyPrefix(), files: map[uint64]*manifest.File{}}
+	info, err := d.latest(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	for v := w.ReadVersion + 1; v <= info.Version; v++ {
+		f, err := manifest.ReadVersion(ctx, w.st.Bucket(), w.st.KeyPrefix(), v)
+		if manifest.IsNotFound(err) {
+			continue // a gap (cleaned up) cannot hold our files: they are newer
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		for _, fr := range f.Manifest.GetFragments() {
+			for _, df := range fr.GetFiles() {
+				if df.BaseId == nil && want[df.GetPath()] {
+					return v, true, nil
+				}
+			}
+		}
+	}
+	return 0, false, nil
 }
 
 // hasV1Seeds reports whether f carries valid v1 seeds.

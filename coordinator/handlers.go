@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"net/http"
 	"strconv"
 	"time"
@@ -39,7 +40,7 @@ func (s *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	rt, st, err := s.datasetStore(req.Root, req.Dataset)
+	rt, st, err := s.datasetStore(r.Context(), req.Root, req.Dataset)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -101,7 +102,7 @@ func (s *Server) handleEnableSeeds(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("dataset")
-	rt, st, err := s.datasetStore(r.URL.Query().Get("root"), name)
+	rt, st, err := s.datasetStore(r.Context(), r.URL.Query().Get("root"), name)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -134,7 +135,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // dataset opens the snapshot.Dataset a read endpoint addresses.
 func (s *Server) dataset(r *http.Request) (*root, string, *snapshot.Dataset, error) {
 	name := r.PathValue("dataset")
-	rt, st, err := s.datasetStore(r.URL.Query().Get("root"), name)
+	rt, st, err := s.datasetStore(r.Context(), r.URL.Query().Get("root"), name)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -152,10 +153,15 @@ func (s *Server) handleSummary(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, summarize(rt.name, name, snap))
+	sum, err := summarize(rt.name, name, snap)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sum)
 }
 
-func summarize(rootName, dataset string, snap *snapshot.Snapshot) *coordapi.DatasetSummary {
+func summarize(rootName, dataset string, snap *snapshot.Snapshot) (*coordapi.DatasetSummary, error) {
 	m := snap.Manifest()
 	out := &coordapi.DatasetSummary{
 		Dataset: dataset, Root: rootName, Version: snap.Version, ManifestPath: snap.Path, ManifestSize: snap.Size(),
@@ -175,8 +181,12 @@ func summarize(rootName, dataset string, snap *snapshot.Snapshot) *coordapi.Data
 		out.WriterVersion = wv.GetLibrary() + " " + wv.GetVersion()
 	}
 	for _, f := range m.GetFragments() {
-		out.PhysicalRows += f.GetPhysicalRows()
-		out.DeletedRows += f.GetDeletionFile().GetNumDeletedRows()
+		var c1, c2 uint64
+		out.PhysicalRows, c1 = bits.Add64(out.PhysicalRows, f.GetPhysicalRows(), 0)
+		out.DeletedRows, c2 = bits.Add64(out.DeletedRows, f.GetDeletionFile().GetNumDeletedRows(), 0)
+		if c1|c2 != 0 {
+			return nil, fmt.Errorf("%w: version %d: the row counts of the fragments overflow 2^64 at fragment %d", manifest.ErrCorrupt, m.GetVersion(), f.GetId())
+		}
 	}
 	for _, f := range m.GetFields() {
 		out.Fields = append(out.Fields, coordapi.Field{ID: f.GetId(), ParentID: f.GetParentId(), Name: f.GetName(), LogicalType: f.GetLogicalType(), Nullable: f.GetNullable()})
@@ -192,7 +202,7 @@ func summarize(rootName, dataset string, snap *snapshot.Snapshot) *coordapi.Data
 		}
 		out.Indices = append(out.Indices, coordapi.Index{Name: idx.GetName(), UUID: u, Fields: fields})
 	}
-	return out
+	return out, nil
 }
 
 // maxVersionsPage bounds one page of the versions list.

@@ -230,6 +230,20 @@ func (s *Server) runBatch(q *dsQueue, batch []*job) {
 		s.finish(q, live[0], s.commitOne(q, live[0]))
 		return
 	}
+	// De-duplicate: a request naming a data file an earlier request of the
+	// batch also names (two identical appends in flight) leaves the batch
+	// and is committed alone after it, where data_files_absent or the
+	// commit engine's invariants refuse it (issue 15 item 2).
+	live, dups := splitDuplicateFiles(live)
+	defer func() {
+		for _, j := range dups {
+			s.finish(q, j, s.commitOne(q, j))
+		}
+	}()
+	if len(live) == 1 {
+		s.finish(q, live[0], s.commitOne(q, live[0]))
+		return
+	}
 	txns := make([]*commit.Transaction, len(live))
 	opts := live[0].p.opts
 	opts.Requirements = nil
@@ -352,4 +366,29 @@ func commitResponse(root, dataset string, r jobResult) *coordapi.CommitResponse 
 		out.ReservedFirst, out.ReservedLast = res.ReservedFirst, res.ReservedLast
 	}
 	return out
+}
+
+// splitDuplicateFiles keeps the jobs none of whose data files an earlier
+// job of the batch names, and returns the others apart.
+func splitDuplicateFiles(batch []*job) (kept, dups []*job) {
+	seen := map[string]bool{}
+	for _, j := range batch {
+		paths := filePaths(j.p.txn.Message().GetAppend().GetFragments())
+		dup := false
+		for _, p := range paths {
+			if seen[p] {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			dups = append(dups, j)
+			continue
+		}
+		for _, p := range paths {
+			seen[p] = true
+		}
+		kept = append(kept, j)
+	}
+	return kept, dups
 }

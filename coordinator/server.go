@@ -22,8 +22,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"gocloud.dev/blob"
 
 	coordapi "github.com/lancekeeper/lancekeeper/coordinator/api"
+	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/store"
 )
 
@@ -256,7 +258,7 @@ func (s *Server) root(name string) (*root, error) {
 
 // datasetStore validates a dataset name and returns the store rooted at
 // the dataset inside root.
-func (s *Server) datasetStore(rootName, dataset string) (*root, *store.Store, error) {
+func (s *Server) datasetStore(ctx context.Context, rootName, dataset string) (*root, *store.Store, error) {
 	r, err := s.root(rootName)
 	if err != nil {
 		return nil, nil, err
@@ -269,7 +271,43 @@ func (s *Server) datasetStore(rootName, dataset string) (*root, *store.Store, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", coordapi.ErrInvalidDatasetName, err)
 	}
+	// Nothing the coordinator touches may lead out of the root through a
+	// symbolic link: the dataset's own path and its table folders.
+	for _, dir := range tableFolders() {
+		if err := st.CheckNoSymlinks(dir); err != nil {
+			return nil, nil, &httpError{status: http.StatusBadRequest, code: coordapi.CodeInvalidDatasetName, msg: fmt.Sprintf("dataset %q: %v", dataset, err)}
+		}
+	}
+	// A table inside another table is destroyed by the outer one's cleanup.
+	segs := strings.Split(dataset, "/")
+	for k := 1; k < len(segs); k++ {
+		outer := strings.Join(segs[:k], "/")
+		if isTable, err := hasObjects(ctx, r.st, outer+"/"+manifest.VersionsDir+"/"); err != nil {
+			return nil, nil, err
+		} else if isTable {
+			return nil, nil, &httpError{status: http.StatusBadRequest, code: coordapi.CodeInvalidDatasetName,
+				msg: fmt.Sprintf("dataset %q lies inside the table %q (whose cleanup would delete it)", dataset, outer)}
+		}
+	}
 	return r, st, nil
+}
+
+// tableFolders returns the folders of a table the coordinator reads or writes.
+func tableFolders() []string {
+	return []string{manifest.VersionsDir, manifest.DataDir, manifest.TransactionsDir, "_deletions", "_indices", "_refs", "tree"}
+}
+
+// hasObjects reports whether any object lies under prefix.
+func hasObjects(ctx context.Context, st *store.Store, prefix string) (bool, error) {
+	it := st.Bucket().List(&blob.ListOptions{Prefix: st.KeyPrefix() + prefix})
+	_, err := it.Next(ctx)
+	if err == io.EOF {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	return true, nil
 }
 
 // routes builds the handler tree.

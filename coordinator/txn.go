@@ -74,6 +74,7 @@ var protoIn = protojson.UnmarshalOptions{DiscardUnknown: false}
 
 func decodeFragments(raw []json.RawMessage, what string) ([]*pb.DataFragment, error) {
 	out := make([]*pb.DataFragment, 0, len(raw))
+	seen := make(map[string]int, len(raw))
 	for i, r := range raw {
 		f := &pb.DataFragment{}
 		if err := protoIn.Unmarshal(r, f); err != nil {
@@ -93,26 +94,41 @@ func decodeFragments(raw []json.RawMessage, what string) ([]*pb.DataFragment, er
 		if f.GetDeletionFile() != nil {
 			return nil, fmt.Errorf("%w: %s fragment %d has a deletion file; new fragments carry none", errBadRequest, what, i)
 		}
+		for j, df := range f.GetFiles() {
+			if k, dup := seen[df.GetPath()]; dup {
+				return nil, fmt.Errorf("%w: %s fragment %d file %d (%s) is already named by fragment %d; a version never references a data file twice",
+					commit.ErrInvalidTransaction, what, i, j, df.GetPath(), k)
+			}
+			seen[df.GetPath()] = i
+		}
 		out = append(out, f)
 	}
 	return out, nil
 }
 
-// markSeeds inspects every new data file (which also proves it exists
-// where this coordinator looks) and records whether it carries a v1 zone
-// write seed. The coordinator never trusts a client's word on seeds: the
-// flag rules R54/R56 depend on it.
+// markSeeds opens every new data file (which also proves it exists where
+// this coordinator looks), compares the client's description of it with
+// the file (commit.VerifyNewFragment: rows, fields and columns, size, file
+// version; a mismatch is 400 invalid_transaction) and records whether it
+// carries a v1 zone write seed. The coordinator never trusts a client's
+// word on a data file: Lance 12 reads what the manifest says.
 func markSeeds(ctx context.Context, st commit.Store, t *commit.Transaction, frags []*pb.DataFragment) error {
 	for _, f := range frags {
-		for _, df := range f.GetFiles() {
-			key := manifest.DataDir + "/" + df.GetPath()
-			v1, err := commit.DataFileCarriesV1Seed(ctx, st, key)
-			if err != nil {
-				if ok, xerr := st.Exists(ctx, key); xerr == nil && !ok {
-					return fmt.Errorf("%w: %s does not exist in %s; the client must write data files to the same dataset location the coordinator serves (see docs/coordinator.md, \"Where data files go\")", errDataFileMissing, key, st)
+		if ls, ok := st.(interface{ CheckNoSymlinks(string) error }); ok {
+			for _, df := range f.GetFiles() {
+				if err := ls.CheckNoSymlinks(manifest.DataDir + "/" + df.GetPath()); err != nil {
+					return fmt.Errorf("%w: data file %s: %v", commit.ErrInvalidTransaction, df.GetPath(), err)
 				}
-				return err
 			}
+		}
+		v1, err := commit.VerifyNewFragment(ctx, st, f)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("%w: %v; the client must write data files to the same dataset location the coordinator serves (see docs/coordinator.md, \"Where data files go\")", errDataFileMissing, err)
+		}
+		if err != nil {
+			return err
+		}
+		for _, df := range f.GetFiles() {
 			t.MarkSeedFiles(v1, df.GetPath())
 		}
 	}

@@ -19,6 +19,10 @@ import (
 type files struct {
 	bases *store.Bases // the dataset (or branch) root and the base roots
 	res   *manifest.Resolver
+	// distrust: the manifest has no writer_version, so its physical_rows
+	// and num_deleted_rows are recomputed from the files as Lance 12 does
+	// (lance-table-format.md §5.2 e, §9 trap 3).
+	distrust bool
 }
 
 func (fs *files) close() { fs.bases.Close() }
@@ -36,7 +40,7 @@ func (fs *files) storeFor(ctx context.Context, loc manifest.Location) (*store.St
 // when the manifest records it, else the row count of its first data file
 // (§9 trap 2: 0 means unknown).
 func (fs *files) fragmentRows(ctx context.Context, frag *pb.DataFragment) (uint64, error) {
-	if frag.GetPhysicalRows() > 0 {
+	if frag.GetPhysicalRows() > 0 && !fs.distrust {
 		return frag.GetPhysicalRows(), nil
 	}
 	if len(frag.GetFiles()) == 0 {
@@ -72,7 +76,7 @@ func (fs *files) deletedRows(ctx context.Context, frag *pb.DataFragment) (uint64
 	if d == nil {
 		return 0, nil
 	}
-	if d.GetNumDeletedRows() > 0 {
+	if d.GetNumDeletedRows() > 0 && !fs.distrust {
 		return d.GetNumDeletedRows(), nil
 	}
 	loc, err := fs.res.DeletionFile(frag.GetId(), d)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"path"
 	"sort"
 	"strings"
@@ -101,6 +102,9 @@ type Summary struct {
 	// PhysicalRows is the sum of the fragments' physical_rows as recorded
 	// (0 for fragments that do not record it).
 	PhysicalRows uint64 `json:"physical_rows"`
+	// PhysicalRowsError says why PhysicalRows is 0 although fragments
+	// record rows: their sum overflows uint64 (issue 15 item 10).
+	PhysicalRowsError string `json:"physical_rows_error,omitempty"`
 	// NumRows is the number of live rows (after deletions), computed from
 	// the manifest and, where it lacks counts, the data and deletion files.
 	// nil when it could not be computed; NumRowsError then says why.
@@ -238,8 +242,15 @@ func FromFile(f *manifest.File) *Summary {
 	s.RefusedReaderBits = flags.Unsupported(r)
 	s.RefusedWriterBits = flags.Unsupported(w)
 	for _, frag := range m.GetFragments() {
-		s.PhysicalRows += frag.GetPhysicalRows()
+		sum, carry := bits.Add64(s.PhysicalRows, frag.GetPhysicalRows(), 0)
+		if carry != 0 && s.PhysicalRowsError == "" {
+			s.PhysicalRowsError = fmt.Sprintf("the physical_rows of the fragments overflow 2^64 at fragment %d (a hostile or corrupt manifest)", frag.GetId())
+		}
+		s.PhysicalRows = sum
 		s.NumDataFiles += len(frag.GetFiles())
+	}
+	if s.PhysicalRowsError != "" {
+		s.PhysicalRows = 0
 	}
 	fields := m.GetFields()
 	kids := childIndex(fields)
@@ -356,7 +367,7 @@ func countRows(ctx context.Context, st *store.Store, m *pb.Manifest, s *Summary)
 		s.NumRowsError = err.Error()
 		return
 	}
-	fs := &files{bases: store.NewBases(st), res: res}
+	fs := &files{bases: store.NewBases(st), res: res, distrust: m.GetWriterVersion() == nil}
 	defer fs.close()
 	var live, deleted uint64
 	for _, frag := range m.GetFragments() {
@@ -374,8 +385,13 @@ func countRows(ctx context.Context, st *store.Store, m *pb.Manifest, s *Summary)
 			s.NumRowsError = fmt.Sprintf("fragment %d: %d deleted rows but only %d rows", frag.GetId(), del, phys)
 			return
 		}
-		live += phys - del
-		deleted += del
+		var c1, c2 uint64
+		live, c1 = bits.Add64(live, phys-del, 0)
+		deleted, c2 = bits.Add64(deleted, del, 0)
+		if c1|c2 != 0 {
+			s.NumRowsError = fmt.Sprintf("the row counts overflow 2^64 at fragment %d (a hostile or corrupt manifest)", frag.GetId())
+			return
+		}
 	}
 	s.NumRows, s.DeletedRows = &live, &deleted
 }

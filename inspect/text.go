@@ -51,6 +51,9 @@ func WriteText(w io.Writer, s *Summary) error {
 		}
 	}
 	row("fragments", "%d (%d data files)", s.NumFragments, s.NumDataFiles)
+	if s.PhysicalRowsError != "" {
+		row("", "physical rows unknown: %s", s.PhysicalRowsError)
+	}
 	switch {
 	case s.NumRows != nil:
 		row("rows", "%d live (%d deleted)", *s.NumRows, *s.DeletedRows)

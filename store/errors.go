@@ -20,6 +20,9 @@ var (
 	// ErrShortRead: a range read returned fewer bytes than requested (the
 	// range extends past the end of the object).
 	ErrShortRead = errors.New("short range read")
+	// ErrSymlink: a local key's path goes through a symbolic link (see
+	// CheckNoSymlinks).
+	ErrSymlink = errors.New("path goes through a symbolic link")
 	// ErrInvalidOptions: DoctorOptions out of range.
 	ErrInvalidOptions = errors.New("invalid options")
 )

@@ -245,3 +245,34 @@ func (s *Store) PruneEmptyDirs(ctx context.Context, prefix string) error {
 	}
 	return nil
 }
+
+// CheckNoSymlinks refuses a key of a local store whose path below the
+// store's directory goes through a symbolic link (any component of the
+// store's prefix and of key), with an error wrapping ErrSymlink: a link
+// could lead reads and writes out of the directory a server was told to
+// serve. Missing components are fine (nothing to follow). Stores of other
+// backends have no links; for them it returns nil.
+func (s *Store) CheckNoSymlinks(key string) error {
+	if s.kind != KindLocal {
+		return nil
+	}
+	rel := strings.Trim(s.prefix+key, "/")
+	if rel == "" {
+		return nil
+	}
+	p := s.dir
+	for _, seg := range strings.Split(rel, "/") {
+		p = filepath.Join(p, seg)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return fmt.Errorf("store: %s: %w", p, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("store: %s: %w (refusing to follow it out of %s)", p, ErrSymlink, s.dir)
+		}
+	}
+	return nil
+}

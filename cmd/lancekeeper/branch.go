@@ -15,7 +15,8 @@ func (commands) Branch() command {
 	return command{
 		name: "branch",
 		usage: "create DATASET NAME [--version N | --tag T] [--from BRANCH] [--meta K=V]... [--json]\n" +
-			"       lancekeeper branch list DATASET [--json]",
+			"       lancekeeper branch list DATASET [--json]\n" +
+			"       lancekeeper branch delete DATASET NAME [--json]",
 		summary: "Create a branch (shallow clone in tree/NAME + _refs/branches/NAME.json) or list branches.",
 		run:     runBranch,
 	}
@@ -60,6 +61,9 @@ func runBranch(e *env, args []string) int {
 		return exitBadInput
 	}
 	sub := args[0]
+	if sub == "delete" {
+		return runBranchDelete(e, args[1:])
+	}
 	sc := command{name: "branch " + sub, summary: c.summary}
 	switch sub {
 	case "create":
@@ -67,7 +71,7 @@ func runBranch(e *env, args []string) int {
 	case "list":
 		sc.usage = "DATASET [--json]"
 	default:
-		return fail(e, "branch", exitBadInput, fmt.Errorf("unknown subcommand %q (want create or list)", sub))
+		return fail(e, "branch", exitBadInput, fmt.Errorf("unknown subcommand %q (want create, list or delete)", sub))
 	}
 	fs := newFlagSet(e, sc)
 	asJSON := fs.Bool("json", false, "print JSON")

@@ -213,3 +213,14 @@ func openDataset(ctx context.Context, uri string) (*snapshot.Dataset, error) {
 type badInput struct{ error }
 
 func (b badInput) Unwrap() error { return b.error }
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
+}

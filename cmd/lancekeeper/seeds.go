@@ -74,6 +74,9 @@ type zoneJSON struct {
 	Max       any    `json:"max"`
 	NullCount uint64 `json:"null_count"`
 	NaNCount  uint64 `json:"nan_count"`
+	// NegativeNaNCount is the v1 field (issue 15 item 11); null for v0
+	// seeds, which have none.
+	NegativeNaNCount *uint64 `json:"negative_nan_count"`
 	// Kept: with --where, whether the predicate keeps the zone.
 	Kept *bool `json:"kept,omitempty"`
 }
@@ -93,6 +96,9 @@ type pruneJSON struct {
 func runSeeds(e *env, args []string) int {
 	if len(args) > 0 && args[0] == "enable" {
 		return runSeedsEnable(e, args[1:])
+	}
+	if len(args) > 0 && args[0] == "backfill" {
+		return runSeedsBackfill(e, args[1:])
 	}
 	if len(args) > 0 && args[0] == "verify" {
 		return runSeedsVerify(e, args[1:])
@@ -297,7 +303,12 @@ func seedReport(ctx context.Context, st *store.Store, m *pb.Manifest, column str
 				}
 				if withZones && si.Seed != nil {
 					for _, z := range si.Seed.Zones {
-						sj.ZoneStats = append(sj.ZoneStats, zoneJSON{Start: z.Start, Rows: z.Rows, Min: jsonValue(z.Min), Max: jsonValue(z.Max), NullCount: z.NullCount, NaNCount: z.NaNCount})
+						zj := zoneJSON{Start: z.Start, Rows: z.Rows, Min: jsonValue(z.Min), Max: jsonValue(z.Max), NullCount: z.NullCount, NaNCount: z.NaNCount}
+						if si.Seed.Version >= 1 {
+							neg := z.NegativeNaNCount
+							zj.NegativeNaNCount = &neg
+						}
+						sj.ZoneStats = append(sj.ZoneStats, zj)
 					}
 				}
 				fj.Seeds = append(fj.Seeds, sj)
@@ -430,13 +441,17 @@ func writeSeedsText(w io.Writer, rep *seedsJSON) error {
 			}
 			fmt.Fprintf(w, "\nzones of %s in %s:\n", s.Column, f.Path)
 			zw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(zw, "  START\tROWS\tMIN\tMAX\tNULLS\tNANS\tWHERE")
+			fmt.Fprintln(zw, "  START\tROWS\tMIN\tMAX\tNULLS\tNANS\tNEG_NANS\tWHERE")
 			for _, z := range s.ZoneStats {
+				neg := "-" // v0 seeds have no negative_nan_count
+				if z.NegativeNaNCount != nil {
+					neg = fmt.Sprint(*z.NegativeNaNCount)
+				}
 				kept := "-"
 				if z.Kept != nil {
 					kept = map[bool]string{true: "kept", false: "pruned"}[*z.Kept]
 				}
-				fmt.Fprintf(zw, "  %d\t%d\t%v\t%v\t%d\t%d\t%s\n", z.Start, z.Rows, fmtBound(z.Min), fmtBound(z.Max), z.NullCount, z.NaNCount, kept)
+				fmt.Fprintf(zw, "  %d\t%d\t%v\t%v\t%d\t%d\t%s\t%s\n", z.Start, z.Rows, fmtBound(z.Min), fmtBound(z.Max), z.NullCount, z.NaNCount, neg, kept)
 			}
 			if err := zw.Flush(); err != nil {
 				return err

@@ -89,6 +89,10 @@ func runWrite(e *env, args []string) int {
 		fs.Usage()
 		return exitBadInput
 	}
+	if flagSet(fs, "rows-per-zone") && *rpz == 0 {
+		// Issue 15 item 12: 0 silently became the default.
+		return fail(e, c.name, exitBadInput, errors.New("--rows-per-zone must be at least 1"))
+	}
 	st, err := store.Open(e.ctx, pos[0])
 	if err != nil {
 		return fail(e, c.name, exitBadInput, err)

@@ -23,7 +23,11 @@ const (
 // "..", ".", empty segments (leading, trailing or doubled '/'), absolute
 // paths, URL schemes (':'), percent signs (an encoded "%2e%2e" that some
 // layer might decode again), backslashes, NUL and every other control
-// character, and hidden or internal directories (".x", "_versions").
+// character, and hidden or internal directories (".x", "_versions"). A
+// segment after the first may not be "data" or "tree", the folders of a
+// table that hold data files and branches: a table there would sit inside
+// another table's reserved folder (the server also refuses names inside an
+// existing table).
 // The name is checked after the HTTP layer decoded it exactly once.
 func ValidateDatasetName(name string) error {
 	if name == "" {
@@ -54,6 +58,10 @@ func ValidateDatasetName(name string) error {
 		}
 		if name[i-1] == '.' {
 			return fmt.Errorf("%w %q: segment %d ends with '.'", ErrInvalidDatasetName, name, segs+1)
+		}
+		if seg := name[start:i]; segs > 0 && (seg == "data" || seg == "tree") {
+			return fmt.Errorf("%w %q: segment %d is %q, a folder Lance reserves inside a table (a table there would lie inside the table %q, whose cleanup deletes it)",
+				ErrInvalidDatasetName, name, segs+1, seg, name[:start-1])
 		}
 		segs++
 		if segs > MaxDatasetNameSegments {

@@ -58,10 +58,14 @@ var layers = map[string]int{
 	"inspect":     6,
 	"scan":        6,
 	"coordinator": 6,
-	// 7: the facade.
-	".": 7,
-	// 8: the command.
-	"cmd/lancekeeper": 8,
+	// 7: table maintenance (compaction, cleanup, seed backfill, branch
+	// deletion) and validation.
+	"maint": 7,
+	"check": 7,
+	// 8: the facade (above maintenance and checks at 7).
+	".": 8,
+	// 9: the command.
+	"cmd/lancekeeper": 9,
 }
 
 // harness packages (tests/…) may import anything; nothing may import them.

@@ -12,6 +12,10 @@
 //   bench-create DIR --ipc F.arrow [--storage-version V] [--n N]
 //       N times: create DIR (mode overwrite after the first) from the IPC
 //       file's rows; the file is read into memory before the clock starts.
+//   bench-optimize DIR [--cleanup-older-than-ms EPOCH_MS]
+//       one optimize() (compaction, index optimization, cleanup of versions
+//       older than the cutoff — 7 days when absent), the table opened
+//       before the clock starts.
 //
 // Result: {ns, ops, metrics?} with ns a decimal string (nanoseconds).
 
@@ -107,8 +111,31 @@ export function benchCommands(h) {
     }
   }
 
+  async function cmdBenchOptimize(mods, pos, flags) {
+    need(pos, 1, "bench-optimize DIR [--cleanup-older-than-ms EPOCH_MS]");
+    const before = flags["cleanup-older-than-ms"] !== undefined ? intArg(flags["cleanup-older-than-ms"], "--cleanup-older-than-ms") : undefined;
+    const ds = new Dataset(mods, pos[0]);
+    try {
+      const t = await ds.open();
+      const t0 = process.hrtime.bigint();
+      const s = await L("optimize", () => t.inner.optimize(before, false));
+      const ns = process.hrtime.bigint() - t0;
+      return {
+        ns: ns.toString(),
+        ops: 1,
+        metrics: {
+          fragments_removed: s?.compaction?.fragmentsRemoved ?? 0,
+          versions_removed: s?.prune?.oldVersionsRemoved ?? 0,
+        },
+      };
+    } finally {
+      ds.cleanup();
+    }
+  }
+
   return {
     "bench-scan": cmdBenchScan,
+    "bench-optimize": cmdBenchOptimize,
     "bench-append": cmdBenchAppend,
     "bench-count": cmdBenchCount,
     "bench-create": cmdBenchCreate,

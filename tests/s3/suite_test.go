@@ -44,6 +44,7 @@ func TestS3(t *testing.T) {
 	t.Run("BasePathsCarryTheDatasetEndpoint", func(t *testing.T) { testBasePathsCarryEndpoint(t, srv) })
 	t.Run("CLIBinary", func(t *testing.T) { testCLIBinary(t, srv) })
 	t.Run("FourProcessesRacingAppends", func(t *testing.T) { testRacingAppends(t, srv) })
+	t.Run("Facade", func(t *testing.T) { testFacade(t, srv) })
 }
 
 func testContext(t *testing.T, d time.Duration) context.Context {
