@@ -74,11 +74,20 @@ func openTable(ctx context.Context, env *Env, frags int) (string, error) {
 		return "", err
 	}
 	proto0 := f.Manifest.GetFragments()[0]
-	src := filepath.Join(dir, "data", proto0.GetFiles()[0].GetPath())
+	first := filepath.Join(dir, "data", proto0.GetFiles()[0].GetPath())
+	body, err := os.ReadFile(first)
+	if err != nil {
+		return "", err
+	}
 	left := frags - 1
 	for c := range openCommits {
 		k := left / (openCommits - c)
 		left -= k
+		// A fresh source per commit: a file takes at most 65000 links on ext4.
+		src := filepath.Join(env.Temp(), commit.NewDataFileName())
+		if err := os.WriteFile(src, body, 0o644); err != nil {
+			return "", err
+		}
 		var add []*pb.DataFragment
 		var names []string
 		for range k {

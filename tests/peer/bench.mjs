@@ -12,6 +12,7 @@
 //   bench-create DIR --ipc F.arrow [--storage-version V] [--n N]
 //       N times: create DIR (mode overwrite after the first) from the IPC
 //       file's rows; the file is read into memory before the clock starts.
+//       metrics.cpu_s: CPU time of this node process (process.cpuUsage).
 //
 // Result: {ns, ops, metrics?} with ns a decimal string (nanoseconds).
 
@@ -66,12 +67,14 @@ export function benchCommands(h) {
     try {
       ds.link(true);
       const db = await ds.connect();
+      const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       for (let i = 0; i < n; i++) {
         await L("createTable", () => db.inner.createTable(ds.name, buf, "overwrite", [], so));
       }
       const ns = process.hrtime.bigint() - t0;
-      return { ns: ns.toString(), ops: n };
+      const c = process.cpuUsage(c0);
+      return { ns: ns.toString(), ops: n, metrics: { cpu_s: (c.user + c.system) / 1e6 } };
     } finally {
       ds.cleanup();
     }
