@@ -3,9 +3,10 @@
 // reports the elapsed time measured here, so starting node and the request
 // itself never count:
 //
-//   bench-append DIR --ipc F.arrow [--n N]
+//   bench-append DIR --ipc F.arrow [--n N] [--writers W]
 //       N appends of the IPC file's rows (Table.add, mode append), one table
-//       handle opened before the clock starts, as an application would.
+//       handle opened before the clock starts, as an application would;
+//       with W writers, W handles append concurrently (N each; ops = N*W).
 //   bench-count DIR [--n N]
 //       N times: a fresh connection, open the table at its latest version,
 //       countRows() — the cost of discovering and loading the latest version.
@@ -22,17 +23,21 @@ export function benchCommands(h) {
   const count = (flags) => (flags.n === undefined ? 1 : intArg(flags.n, "--n"));
 
   async function cmdBenchAppend(mods, pos, flags) {
-    need(pos, 1, "bench-append DIR --ipc F.arrow [--n N]");
+    need(pos, 1, "bench-append DIR --ipc F.arrow [--n N] [--writers W]");
     if (flags.ipc === undefined) throw new h.UsageError("bench-append needs --ipc");
     const n = count(flags);
+    const writers = flags.writers === undefined ? 1 : intArg(flags.writers, "--writers");
     const buf = h.readInput(flags.ipc);
     const ds = new Dataset(mods, pos[0]);
     try {
-      const t = await ds.open();
+      const tables = [];
+      for (let w = 0; w < writers; w++) tables.push(await ds.open());
       const t0 = process.hrtime.bigint();
-      for (let i = 0; i < n; i++) await L("add", () => t.inner.add(buf, "append"));
+      await Promise.all(tables.map(async (t) => {
+        for (let i = 0; i < n; i++) await L("add", () => t.inner.add(buf, "append"));
+      }));
       const ns = process.hrtime.bigint() - t0;
-      return { ns: ns.toString(), ops: n };
+      return { ns: ns.toString(), ops: n * writers };
     } finally {
       ds.cleanup();
     }
