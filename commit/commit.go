@@ -232,12 +232,21 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 	creating := t.ReadVersion() == 0 && t.Kind() == OpOverwrite
 	checked := t.ReadVersion()
 	var writtenTxn []byte
+	triedOptimistic := false
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		info, err := d.latest(ctx)
-		if err != nil {
+		// The first attempt of a WriteArrow append trusts the version its
+		// write just read (optimistic): the create-if-absent below is the
+		// arbiter, and a lost race falls back to the full path.
+		optimistic := !triedOptimistic && t.knownInfo.Version != 0 && t.knownInfo.Version == t.ReadVersion()
+		var info manifest.VersionInfo
+		var err error
+		if optimistic {
+			triedOptimistic = true
+			info = t.knownInfo
+		} else if info, err = d.latest(ctx); err != nil {
 			return nil, err
 		}
 		latestV := info.Version
@@ -369,6 +378,10 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if !won {
 			if creating {
 				return nil, fmt.Errorf("%w: another writer created %s first", ErrDatasetExists, st)
+			}
+			if optimistic {
+				attempt-- // not an attempt: the read version was already stale
+				continue
 			}
 			if attempt >= opts.MaxRetries {
 				return nil, fmt.Errorf("%w: Failed to commit the transaction after %d retries.", ErrTooManyRetries, opts.MaxRetries)

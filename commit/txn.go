@@ -44,6 +44,8 @@ type Transaction struct {
 	// known is a manifest already read (WriteArrow's read version), so
 	// Commit need not read it again; versions never change once written.
 	known *manifest.File
+	// knownInfo is where known was found (zero: not known).
+	knownInfo manifest.VersionInfo
 }
 
 func newTxn(readVersion uint64) *Transaction {

@@ -275,7 +275,8 @@ type WrittenFiles struct {
 	// unsynced are data files written deferred (commit/durable.go).
 	unsynced []string
 	// head is the manifest the files were planned against (nil: none).
-	head *manifest.File
+	head     *manifest.File
+	headInfo manifest.VersionInfo
 }
 
 // Cleanup deletes the data files that no version references, best effort
@@ -383,7 +384,7 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 		txn.MarkSeedFiles(f.hasV1Seeds(), w.Fragments[i].GetFiles()[0].GetPath())
 	}
 	txn.pending = append(txn.pending, pendingFrom(st, w.unsynced)...) // made durable by the commit point
-	txn.known = w.head                                                // versions are immutable: no second read
+	txn.known, txn.knownInfo = w.head, w.headInfo                     // versions are immutable: no second read
 	r, err := Commit(ctx, st, txn, opts.Commit)
 	if err != nil {
 		if !errors.Is(err, ErrCommitOutcomeUnknown) {
@@ -496,7 +497,7 @@ func writeFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 	}
 
 	out := &WrittenFiles{Mode: opts.Mode, ReadVersion: info.Version, Schema: pbFields(probe.Schema()),
-		SchemaMetadata: tableSchemaMetadata(in.Metadata()), st: st, head: head}
+		SchemaMetadata: tableSchemaMetadata(in.Metadata()), st: st, head: head, headInfo: info}
 	if keepSchema && opts.Mode == ModeOverwrite {
 		// The table's own fields (metadata, dictionary and all) stay.
 		out.Schema = cloneFields(head.Manifest.GetFields())

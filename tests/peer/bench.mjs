@@ -3,15 +3,17 @@
 // reports the elapsed time measured here, so starting node and the request
 // itself never count:
 //
-//   bench-append DIR --ipc F.arrow [--n N]
+//   bench-append DIR --ipc F.arrow [--n N] [--writers W]
 //       N appends of the IPC file's rows (Table.add, mode append), one table
-//       handle opened before the clock starts, as an application would.
+//       handle opened before the clock starts, as an application would;
+//       with W writers, W handles append concurrently (N each; ops = N*W).
 //   bench-count DIR [--n N]
 //       N times: a fresh connection, open the table at its latest version,
 //       countRows() — the cost of discovering and loading the latest version.
 //   bench-create DIR --ipc F.arrow [--storage-version V] [--n N]
 //       N times: create DIR (mode overwrite after the first) from the IPC
 //       file's rows; the file is read into memory before the clock starts.
+//       metrics.cpu_s: CPU time of this node process (process.cpuUsage).
 //   bench-optimize DIR [--cleanup-older-than-ms EPOCH_MS]
 //       one optimize() (compaction, index optimization, cleanup of versions
 //       older than the cutoff — 7 days when absent), the table opened
@@ -25,17 +27,21 @@ export function benchCommands(h) {
   const count = (flags) => (flags.n === undefined ? 1 : intArg(flags.n, "--n"));
 
   async function cmdBenchAppend(mods, pos, flags) {
-    need(pos, 1, "bench-append DIR --ipc F.arrow [--n N]");
+    need(pos, 1, "bench-append DIR --ipc F.arrow [--n N] [--writers W]");
     if (flags.ipc === undefined) throw new h.UsageError("bench-append needs --ipc");
     const n = count(flags);
+    const writers = flags.writers === undefined ? 1 : intArg(flags.writers, "--writers");
     const buf = h.readInput(flags.ipc);
     const ds = new Dataset(mods, pos[0]);
     try {
-      const t = await ds.open();
+      const tables = [];
+      for (let w = 0; w < writers; w++) tables.push(await ds.open());
       const t0 = process.hrtime.bigint();
-      for (let i = 0; i < n; i++) await L("add", () => t.inner.add(buf, "append"));
+      await Promise.all(tables.map(async (t) => {
+        for (let i = 0; i < n; i++) await L("add", () => t.inner.add(buf, "append"));
+      }));
       const ns = process.hrtime.bigint() - t0;
-      return { ns: ns.toString(), ops: n };
+      return { ns: ns.toString(), ops: n * writers };
     } finally {
       ds.cleanup();
     }
@@ -70,12 +76,14 @@ export function benchCommands(h) {
     try {
       ds.link(true);
       const db = await ds.connect();
+      const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       for (let i = 0; i < n; i++) {
         await L("createTable", () => db.inner.createTable(ds.name, buf, "overwrite", [], so));
       }
       const ns = process.hrtime.bigint() - t0;
-      return { ns: ns.toString(), ops: n };
+      const c = process.cpuUsage(c0);
+      return { ns: ns.toString(), ops: n, metrics: { cpu_s: (c.user + c.system) / 1e6 } };
     } finally {
       ds.cleanup();
     }

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lancekeeper/lancekeeper/seedio"
+)
+
+// The seed collector against copying the column's buffers (memcpy), on
+// the data of seedio's BenchmarkRatios: 1 Mi rows, 1 % nulls; float64 also
+// 0.1 % NaNs of both signs; utf8 values of 8–24 bytes. The ratio is
+// collector time ÷ memcpy time (targets: ≤ 1.25 for int64 and float64,
+// i.e. ≥ 0.8× memcpy's throughput; ≤ 1.667 for utf8, ≥ 0.6×).
+func init() {
+	for _, kind := range []string{"int64", "float64", "utf8"} {
+		Register(Workload{
+			Name:  "seeds/collector-" + kind,
+			About: "Observe + Finish of one v1 seed collector over a 1 Mi-row " + kind + " column",
+			Base:  "memcpy",
+			Setup: func(ctx context.Context, env *Env) (*Pair, error) { return setupSeeds(env, kind) },
+		})
+	}
+}
+
+func seedColumn(kind string, rows int) arrow.Array {
+	mem := memory.NewGoAllocator()
+	rng := rand.New(rand.NewPCG(1, 2))
+	switch kind {
+	case "int64":
+		b := array.NewInt64Builder(mem)
+		for range rows {
+			if rng.IntN(100) == 0 {
+				b.AppendNull()
+				continue
+			}
+			b.Append(int64(rng.Uint64()))
+		}
+		return b.NewArray()
+	case "float64":
+		b := array.NewFloat64Builder(mem)
+		for range rows {
+			switch {
+			case rng.IntN(100) == 0:
+				b.AppendNull()
+			case rng.IntN(1000) == 0:
+				bits := uint64(0x7FF8_0000_0000_0000) | rng.Uint64()&0xF_FFFF
+				if rng.IntN(2) == 0 {
+					bits |= 1 << 63
+				}
+				b.Append(math.Float64frombits(bits))
+			default:
+				b.Append(rng.NormFloat64() * 1e6)
+			}
+		}
+		return b.NewArray()
+	default:
+		b := array.NewStringBuilder(mem)
+		buf := make([]byte, 32)
+		const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+		for range rows {
+			if rng.IntN(100) == 0 {
+				b.AppendNull()
+				continue
+			}
+			n := 8 + rng.IntN(17)
+			for j := range n {
+				buf[j] = letters[rng.IntN(len(letters))]
+			}
+			b.BinaryBuilder.Append(buf[:n])
+		}
+		return b.NewArray()
+	}
+}
+
+func setupSeeds(env *Env, kind string) (*Pair, error) {
+	rows := 1 << 20
+	if env.Short {
+		rows = 1 << 12
+	}
+	arr := seedColumn(kind, rows)
+	field := arrow.Field{Name: "c", Type: arr.DataType(), Nullable: true}
+	var srcs, dsts [][]byte
+	var bytes float64
+	for _, b := range arr.Data().Buffers() {
+		if b != nil {
+			srcs = append(srcs, b.Bytes())
+			dsts = append(dsts, make([]byte, b.Len()))
+			bytes += float64(b.Len())
+		}
+	}
+	// Enough repetitions for ~100 ms a side.
+	n := 200
+	if env.Short {
+		n = 2
+	}
+	return &Pair{
+		Ours: func(ctx context.Context) (Sample, error) {
+			c, err := seedio.NewCollector(field, seedio.CollectorOptions{})
+			if err != nil {
+				return Sample{}, err
+			}
+			t0 := now()
+			for range n {
+				if err := c.Observe(arr); err != nil {
+					return Sample{}, err
+				}
+				if s, err := c.Finish(); err != nil || s == nil {
+					return Sample{}, fmt.Errorf("finish: %v", err)
+				}
+			}
+			return Sample{Time: since(t0), Ops: n, Metrics: map[string]float64{"bytes": bytes * float64(n)}}, nil
+		},
+		Base: func(ctx context.Context) (Sample, error) {
+			t0 := now()
+			for range n {
+				for j := range srcs {
+					copy(dsts[j], srcs[j])
+				}
+			}
+			return Sample{Time: since(t0), Ops: n, Metrics: map[string]float64{"bytes": bytes * float64(n)}}, nil
+		},
+		Close: func() error { arr.Release(); return nil },
+	}, nil
+}
