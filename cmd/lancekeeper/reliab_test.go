@@ -1,11 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lancekeeper/lancekeeper/commit"
+	"github.com/lancekeeper/lancekeeper/store"
 )
 
 // TestItem12_RowsPerZoneZeroRefused is issue 15 item 12: --rows-per-zone
@@ -103,5 +112,50 @@ func TestCheckCLI(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "check", filepath.Join(tmp, "nope")); code != exitBadInput {
 		t.Fatalf("missing dataset: exit %d", code)
+	}
+}
+
+// TestItem7_8_Float16SubnormalsAndInfinities is issue 15 items 7 and 8:
+// a stored float16 bound 0x0001 was shown as 1.148e-41, a predicate between
+// subnormals kept no zone although zones hold matches (the literal was
+// flushed to zero), and `seeds --json` failed on an infinite bound.
+func TestItem7_8_Float16SubnormalsAndInfinities(t *testing.T) {
+	ctx := context.Background()
+	ds := filepath.Join(t.TempDir(), "ds")
+	st, err := store.Open(ctx, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "h", Type: arrow.FixedWidthTypes.Float16, Nullable: true}}, nil)
+	b := array.NewFloat16Builder(memory.DefaultAllocator)
+	for _, bits := range []uint16{0x0001, 0x0002, 0x0003, 0x0003, 0x3C00, 0x4000, 0x3C00, 0x4000, 0xFC00, 0x3C00, 0x7C00, 0x3C00} {
+		b.Append(float16.FromBits(bits))
+	}
+	arr := b.NewArray()
+	rec := array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len()))
+	rdr, _ := array.NewRecordReader(schema, []arrow.RecordBatch{rec})
+	if _, err := commit.WriteArrow(ctx, st, rdr, commit.WriteOptions{Mode: commit.ModeCreate, SeedAllColumns: true, RowsPerZone: 4,
+		Commit: commit.Options{EnableZoneWriteSeeds: true}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "seeds", ds, "--zones", "--json")
+	if code != 0 {
+		t.Fatalf("seeds --json: exit %d %s", code, errs)
+	}
+	if !strings.Contains(out, "5.960464477539063e-8") || !strings.Contains(out, `"-Inf"`) || !strings.Contains(out, `"+Inf"`) {
+		t.Fatalf("bounds not rendered exactly:\n%s", out)
+	}
+	// 0x0002 = 2^-23: between the first zone's subnormal bounds (the
+	// third zone, -Inf..+Inf, holds everything); the second zone is
+	// pruned. Before the fix the literal became 0 and the first zone was
+	// pruned although it holds the match.
+	code, out, errs = runCLI(t, "seeds", ds, "--where", "h = 1.1920928955078125e-07")
+	if code != 0 || !strings.Contains(out, "seeded zones kept: 2 of 3") {
+		t.Fatalf("exit %d %s\n%s", code, errs, out)
+	}
+	code, out, _ = runCLI(t, "seeds", ds, "--where", "h BETWEEN 1e-7 AND 1.5e-7")
+	if code != 0 || !strings.Contains(out, "seeded zones kept: 2 of 3") {
+		t.Fatalf("between: exit %d\n%s", code, out)
 	}
 }

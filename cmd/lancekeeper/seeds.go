@@ -22,6 +22,7 @@ import (
 
 	"github.com/lancekeeper/lancekeeper/commit"
 	"github.com/lancekeeper/lancekeeper/datafile"
+	"github.com/lancekeeper/lancekeeper/internal/floatorder"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 	"github.com/lancekeeper/lancekeeper/seedio"
@@ -349,7 +350,13 @@ func jsonValue(v any) any {
 		}
 		return f
 	case float16.Num:
-		return x.Float32()
+		// Exactly, subnormals included (issue 15 item 7); ±Inf and NaN as
+		// for float32/64, since JSON has no number for them (item 8).
+		f := floatorder.Float16ToFloat64(x.Uint16())
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Sprint(f)
+		}
+		return f
 	case bool, string, int8, int16, int32, int64, uint8, uint16, uint32, uint64:
 		return x
 	case fmt.Stringer:
@@ -831,7 +838,10 @@ func bindLiteral(l literal, dt arrow.DataType) (any, error) {
 		}
 		switch dt.(type) {
 		case *arrow.Float16Type:
-			return float16.New(float32(f)), nil
+			// Round to nearest with subnormals: float16.New flushes them to
+			// zero, and a predicate between subnormals then pruned zones
+			// holding matches (issue 15 item 7).
+			return float16.FromBits(floatorder.Float16FromFloat64(f)), nil
 		case *arrow.Float32Type:
 			return float32(f), nil
 		}
