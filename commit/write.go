@@ -499,7 +499,13 @@ func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rec := rdr.RecordBatch()
+		rec, err := checkInputBatch(rdr.RecordBatch())
+		if err != nil {
+			return nil, err
+		}
+		if rec != rdr.RecordBatch() {
+			defer rec.Release()
+		}
 		if perm != nil {
 			cols := make([]arrow.Array, len(perm))
 			for i, j := range perm {

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lancekeeper/lancekeeper/commit"
@@ -157,5 +158,62 @@ func TestItem7_8_Float16SubnormalsAndInfinities(t *testing.T) {
 	code, out, _ = runCLI(t, "seeds", ds, "--where", "h BETWEEN 1e-7 AND 1.5e-7")
 	if code != 0 || !strings.Contains(out, "seeded zones kept: 2 of 3") {
 		t.Fatalf("between: exit %d\n%s", code, out)
+	}
+}
+
+// shortBoolIPC writes an Arrow IPC file of n rows: an int64 column and an
+// all-null bool column whose values buffer is empty, as apache-arrow JS
+// writes it (issue 15 item 9).
+func shortBoolIPC(t *testing.T, path string, n int, nulls int) {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "b", Type: arrow.FixedWidthTypes.Boolean, Nullable: true}}, nil)
+	ib := array.NewInt64Builder(memory.DefaultAllocator)
+	for i := range n {
+		ib.Append(int64(i))
+	}
+	xs := ib.NewArray()
+	validity := memory.NewBufferBytes(make([]byte, (n+7)/8)) // all null
+	bd := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{validity, memory.NewBufferBytes(nil)}, nil, nulls, 0)
+	bs := array.MakeFromData(bd)
+	rec := array.NewRecordBatch(schema, []arrow.Array{xs, bs}, int64(n))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// TestItem9_ShortIPCBuffers is issue 15 item 9: `write` panicked ("index
+// out of range") on an all-null bool column with a zero-length values
+// buffer. Such a column is written (its values are never read); a short
+// buffer under non-null rows is refused with exit 2 and one line.
+func TestItem9_ShortIPCBuffers(t *testing.T) {
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "in.arrow")
+	shortBoolIPC(t, in, 100, 100)
+	ds := filepath.Join(tmp, "ds")
+	code, out, errs := runCLI(t, "write", ds, "--from", in, "--seeds", "all", "--enable-zone-write-seeds")
+	if code != 0 {
+		t.Fatalf("all-null bool with an empty values buffer: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs := runCLI(t, "check", ds); code != 0 {
+		t.Fatalf("check after the write: %d %s", code, errs)
+	}
+	bad := filepath.Join(tmp, "bad.arrow")
+	shortBoolIPC(t, bad, 100, 3) // 3 nulls claimed, 97 values missing
+	code, _, errs = runCLI(t, "write", filepath.Join(tmp, "ds2"), "--from", bad)
+	if code != exitBadInput || strings.Count(strings.TrimSpace(errs), "\n") != 0 || strings.Contains(errs, "goroutine") {
+		t.Fatalf("short buffer: exit %d\n%s", code, errs)
 	}
 }
