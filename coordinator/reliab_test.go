@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -200,5 +201,36 @@ func TestItem6_ClientMistakesAre4xx(t *testing.T) {
 	code, eb = ts.call(t, http.MethodPost, "/v1/datasets/ds/tags", coordapi.CreateTagRequest{Name: strings.Repeat("t", 5000)}, nil)
 	if code < 400 || code >= 500 {
 		t.Fatalf("long tag name: %d %+v", code, eb)
+	}
+}
+
+// syncBuffer is a log sink safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestItem17_ActivationIsLogged: the coordinator logs an activating
+// commit as such (issue 15 item 17), once.
+func TestItem17_ActivationIsLogged(t *testing.T) {
+	var logs syncBuffer
+	ts := newTestServer(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ts.createDataset(t, "ds")
+	ts.ok(t, http.MethodPost, "/v1/datasets/ds/seeds/enable", nil, nil)
+	ts.ok(t, http.MethodPost, "/v1/datasets/ds/seeds/enable", nil, nil)
+	if n := strings.Count(logs.String(), "activated FLAG_ZONE_WRITE_SEEDS"); n != 1 {
+		t.Fatalf("%d activation log lines:\n%s", n, logs.String())
 	}
 }

@@ -217,3 +217,63 @@ func TestItem9_ShortIPCBuffers(t *testing.T) {
 		t.Fatalf("short buffer: exit %d\n%s", code, errs)
 	}
 }
+
+// TestItem16_BranchFlags is issue 15 item 16: `write --branch` and
+// `seeds enable --branch` were refused as unknown flags.
+func TestItem16_BranchFlags(t *testing.T) {
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "in.csv")
+	writeCSVFile(t, in, 0, 10)
+	ds := filepath.Join(tmp, "ds")
+	if code, _, errs := runCLI(t, "write", ds, "--from", in); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := runCLI(t, "write", ds, "--from", in, "--branch", "nope"); code != exitBadInput || !strings.Contains(errs, "no branch") {
+		t.Fatalf("missing branch: %d %s", code, errs)
+	}
+	if code, _, errs := runCLI(t, "branch", "create", ds, "dev"); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := runCLI(t, "write", ds, "--from", in, "--branch", "dev"); code != 0 {
+		t.Fatalf("write --branch: %d %s", code, errs)
+	}
+	if v := latest(t, ds).Manifest.GetVersion(); v != 1 {
+		t.Fatalf("main moved to version %d", v)
+	}
+	if v := latest(t, filepath.Join(ds, "tree", "dev")).Manifest; v.GetVersion() != 2 || len(v.GetFragments()) != 2 {
+		t.Fatalf("branch: version %d, %d fragments", v.GetVersion(), len(v.GetFragments()))
+	}
+	code, out, errs := runCLI(t, "seeds", "enable", ds, "--branch", "dev", "--yes")
+	if code != 0 || !strings.Contains(out, "activates FLAG_ZONE_WRITE_SEEDS") || !strings.Contains(errs, "for good") {
+		t.Fatalf("seeds enable --branch: %d %s %s", code, out, errs)
+	}
+	if commit.HasZoneWriteSeeds(latest(t, ds).Manifest) || !commit.HasZoneWriteSeeds(latest(t, filepath.Join(ds, "tree", "dev")).Manifest) {
+		t.Fatal("the flag landed on the wrong branch")
+	}
+}
+
+// TestItem17_SeedsEnableRefusedWhereThisBuildCannotWrite is issue 15 item
+// 17: activation on a table whose files this build cannot write (2.1) is
+// refused (exit 3, nothing written), and `write --seeds` on it no longer
+// recommends the activation.
+func TestItem17_SeedsEnableRefusedWhereThisBuildCannotWrite(t *testing.T) {
+	src := filepath.Join("..", "..", "..", "shared", "lance-corpus", "lance12", "storage_2_1.lance")
+	ds := filepath.Join(t.TempDir(), "ds")
+	if err := os.CopyFS(ds, os.DirFS(src)); err != nil {
+		t.Fatalf("the shared corpus is required: %v", err)
+	}
+	before := listTree(t, ds)
+	code, _, errs := runCLI(t, "seeds", "enable", ds, "--yes")
+	if code != exitRefused || !strings.Contains(errs, "2.0 only") {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	if strings.Join(listTree(t, ds), ",") != strings.Join(before, ",") {
+		t.Fatal("a refused activation wrote files")
+	}
+	in := filepath.Join(t.TempDir(), "in.csv")
+	writeCSVFile(t, in, 0, 10)
+	_, _, errs = runCLI(t, "write", ds, "--from", in, "--seeds", "all")
+	if strings.Contains(errs, "seeds enable") || !strings.Contains(errs, "2.0 data files only") {
+		t.Fatalf("write --seeds on a 2.1 table: %s", errs)
+	}
+}
