@@ -213,6 +213,9 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		return nil, fmt.Errorf("%w: transaction has no operation", ErrInvalidTransaction)
 	}
 	d := &dataset{st: st, root: st.KeyPrefix(), files: map[uint64]*manifest.File{}}
+	if k := t.known; k != nil && k.Manifest != nil {
+		d.files[k.Manifest.GetVersion()] = k
+	}
 	if t.clone != nil {
 		return commitClone(ctx, d, t, opts)
 	}
@@ -324,7 +327,7 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		// The file name depends only on (read_version, uuid): a retry
 		// rewrites it only when a rebase changed the transaction.
 		if !bytes.Equal(txnBytes, writtenTxn) {
-			if err := st.Put(ctx, manifest.TransactionsDir+"/"+in.txnFile, txnBytes); err != nil {
+			if err := putPending(ctx, st, &t.pending, manifest.TransactionsDir+"/"+in.txnFile, txnBytes); err != nil {
 				return nil, fmt.Errorf("write transaction file: %w", err)
 			}
 			writtenTxn = txnBytes
@@ -346,7 +349,11 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			scheme = manifest.V2
 		}
 		path := manifest.ManifestPath(scheme, in.version)
-		won, err := publish(ctx, st, path, data)
+		pending := t.pending
+		if t.del != nil {
+			pending = append(pending[:len(pending):len(pending)], t.del.pending...)
+		}
+		won, err := publish(ctx, st, path, data, pending)
 		if err != nil {
 			return nil, err
 		}
@@ -394,7 +401,7 @@ func writeHint(ctx context.Context, st Store, opts Options, version uint64) erro
 	if opts.NoHint || !writesHint(st) {
 		return nil
 	}
-	return st.Put(ctx, manifest.VersionsDir+"/"+manifest.HintName, manifest.EncodeHint(version))
+	return putHint(ctx, st, manifest.VersionsDir+"/"+manifest.HintName, manifest.EncodeHint(version))
 }
 
 // requireAtomicCreate is the commit path's gate (store.RequireAtomicCreate
@@ -417,8 +424,8 @@ func requireAtomicCreate(st Store, allowUnsafeCommit bool) error {
 // the first one landed) is resolved by reading the name back: our own bytes
 // mean the commit happened. When even that is impossible the error wraps
 // ErrCommitOutcomeUnknown and the caller must not clean anything up.
-func publish(ctx context.Context, st Store, path string, data []byte) (won bool, err error) {
-	cerr := st.CreateIfAbsent(ctx, path, data)
+func publish(ctx context.Context, st Store, path string, data []byte, pending []pendingKey) (won bool, err error) {
+	cerr := createManifest(ctx, st, path, data, pending)
 	if cerr == nil {
 		return true, nil
 	}

@@ -26,6 +26,9 @@ type deleteState struct {
 	// against is the per-fragment result for a given state of the fragment's
 	// deletion file: the key is deletionKey of the file the result merged.
 	against map[uint64]deleteOutcome
+	// pending are the deletion files written without fsync
+	// (commit/durable.go).
+	pending []pendingKey
 }
 
 type deleteOutcome struct {
@@ -127,7 +130,7 @@ func physicalRows(ctx context.Context, st Store, m *pb.Manifest, f *pb.DataFragm
 // writeDeletionFile writes rows of fragment fragID as a new deletion file
 // named with readVersion (§4.7): .arrow up to manifest.BitmapThreshold rows,
 // .bin above.
-func writeDeletionFile(ctx context.Context, st Store, fragID, readVersion uint64, rows *roaring.Bitmap) (*pb.DeletionFile, error) {
+func writeDeletionFile(ctx context.Context, st Store, pending *[]pendingKey, fragID, readVersion uint64, rows *roaring.Bitmap) (*pb.DeletionFile, error) {
 	typ, data, err := manifest.EncodeDeletionFile(rows)
 	if err != nil {
 		return nil, err
@@ -137,7 +140,7 @@ func writeDeletionFile(ctx context.Context, st Store, fragID, readVersion uint64
 	if err != nil {
 		return nil, err
 	}
-	if err := st.Put(ctx, manifest.DeletionsDir+"/"+name, data); err != nil {
+	if err := putPending(ctx, st, pending, manifest.DeletionsDir+"/"+name, data); err != nil {
 		return nil, fmt.Errorf("write deletion file: %w", err)
 	}
 	return d, nil
@@ -217,7 +220,7 @@ func (ds *deleteState) merge(ctx context.Context, st Store, id uint64, existing 
 	if all.GetCardinality() >= base.GetPhysicalRows() {
 		return deleteOutcome{removed: true}, nil
 	}
-	d, err := writeDeletionFile(ctx, st, id, nameVersion, all)
+	d, err := writeDeletionFile(ctx, st, &ds.pending, id, nameVersion, all)
 	if err != nil {
 		return deleteOutcome{}, err
 	}

@@ -50,6 +50,11 @@ var ErrSeedsNotEnabled = errors.New("v1 zone write seeds are not enabled for thi
 // mismatch, data-file version mismatch, …).
 var ErrInvalidTransaction = errors.New("invalid transaction")
 
+// ErrStorageVersion is wrapped when the data files cannot be written at the
+// table's (or the requested) data storage version: legacy 0.1 tables, 2.3,
+// or an append asking for another version than the table's.
+var ErrStorageVersion = errors.New("data storage version not writable")
+
 type sentinelConflict struct {
 	msg       string
 	retryable bool

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 )
 
@@ -37,6 +38,12 @@ type Transaction struct {
 	del *deleteState
 	// clone is the source of a Clone.
 	clone *CloneSpec
+	// pending are keys written without fsync that the commit point makes
+	// durable before the manifest (commit/durable.go).
+	pending []pendingKey
+	// known is a manifest already read (WriteArrow's read version), so
+	// Commit need not read it again; versions never change once written.
+	known *manifest.File
 }
 
 func newTxn(readVersion uint64) *Transaction {

@@ -96,6 +96,16 @@ type WriteOptions struct {
 	StableRowIDs bool
 	// Config is upserted into the table config by create and overwrite.
 	Config map[string]string
+	// DataStorageVersion is the data storage version of the files written:
+	// "2.0", "2.1" or "2.2". Create defaults to "2.2" (Lance 12's default);
+	// append always writes the table's version (a different value is an
+	// error) and overwrite keeps the table's version unless this is set.
+	// Legacy ("0.1") and 2.3 tables are refused with ErrStorageVersion.
+	DataStorageVersion string
+	// ReplaceSchema lets an overwrite replace the table's schema with the
+	// input's. By default an overwrite keeps the table's schema (types,
+	// nullability, field ids) and the input must match it as for an append.
+	ReplaceSchema bool
 	// Commit tunes the commit (retries, requirements, …).
 	Commit Options
 	// Progress, when set, is called after every record batch with the
@@ -177,7 +187,7 @@ func subtree(fields []*pb.Field, i int) []*pb.Field {
 // writer then refuses actual nulls). It returns the writer schema (columns
 // in dataset order, dataset nullability at the top level), the column
 // permutation, and the field ids in pre-order.
-func planAppend(in *arrow.Schema, ds []*pb.Field) (*arrow.Schema, []int, []int32, error) {
+func planAppend(in *arrow.Schema, ds []*pb.Field, version datafile.FileVersion) (*arrow.Schema, []int, []int32, error) {
 	var tops []int
 	for i, f := range ds {
 		if f.GetParentId() == -1 {
@@ -215,7 +225,7 @@ func planAppend(in *arrow.Schema, ds []*pb.Field) (*arrow.Schema, []int, []int32
 	md := in.Metadata()
 	ws := arrow.NewSchema(fields, &md)
 	// Compare the Lance logical types the writer would record.
-	probe, err := datafile.NewWriter(io.Discard, ws, datafile.WriterOptions{FieldIDs: ids})
+	probe, err := datafile.NewWriter(io.Discard, ws, datafile.WriterOptions{FieldIDs: ids, Version: version})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
 	}
@@ -262,6 +272,10 @@ type WrittenFiles struct {
 	SchemaMetadata map[string][]byte
 
 	st Store
+	// unsynced are data files written deferred (commit/durable.go).
+	unsynced []string
+	// head is the manifest the files were planned against (nil: none).
+	head *manifest.File
 }
 
 // Cleanup deletes the data files that no version references, best effort
@@ -354,7 +368,7 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 	if err := requireAtomicCreate(st, opts.Commit.AllowUnsafeCommit); err != nil {
 		return nil, err
 	}
-	w, err := WriteFragments(ctx, st, rdr, opts)
+	w, err := writeFragments(ctx, st, rdr, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -368,6 +382,8 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 	for i, f := range w.Files {
 		txn.MarkSeedFiles(f.hasV1Seeds(), w.Fragments[i].GetFiles()[0].GetPath())
 	}
+	txn.pending = append(txn.pending, pendingFrom(st, w.unsynced)...) // made durable by the commit point
+	txn.known = w.head                                                // versions are immutable: no second read
 	r, err := Commit(ctx, st, txn, opts.Commit)
 	if err != nil {
 		if !errors.Is(err, ErrCommitOutcomeUnknown) {
@@ -392,7 +408,21 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 // On error the data files already written are deleted on a best-effort
 // basis. On success the caller owns them: commit them (WriteArrow does;
 // coordclient sends them to a coordinator) or Cleanup them.
-func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts WriteOptions) (written *WrittenFiles, err error) {
+func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts WriteOptions) (*WrittenFiles, error) {
+	w, err := writeFragments(ctx, st, rdr, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.syncPending(ctx); err != nil {
+		w.Cleanup(ctx)
+		return nil, err
+	}
+	return w, nil
+}
+
+// writeFragments is WriteFragments leaving the data files it wrote deferred
+// (WrittenFiles.unsynced) for the commit point to make durable.
+func writeFragments(ctx context.Context, st Store, rdr array.RecordReader, opts WriteOptions) (written *WrittenFiles, err error) {
 	if opts.MaxRowsPerFile <= 0 {
 		opts.MaxRowsPerFile = DefaultMaxRowsPerFile
 	}
@@ -450,13 +480,17 @@ func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 			wopts.SeedVersion0 = !seeding && !HasZoneWriteSeeds(head.Manifest)
 		}
 	}
+	if wopts.Version, err = chooseStorageVersion(opts, head); err != nil {
+		return nil, err
+	}
 	writeSchema := in
 	var perm []int
-	if opts.Mode == ModeAppend {
-		if v := DataFormatVersion(head.Manifest); v != "2.0" && head.Manifest.GetReaderFeatureFlags()&flags.MixedDataFileVersions == 0 {
-			return nil, fmt.Errorf("%w: the dataset's data storage version is %s; lancekeeper writes 2.0 data files only", ErrInvalidTransaction, v)
-		}
-		if writeSchema, perm, wopts.FieldIDs, err = planAppend(in, head.Manifest.GetFields()); err != nil {
+	keepSchema := opts.Mode == ModeAppend || (opts.Mode == ModeOverwrite && head != nil && !opts.ReplaceSchema)
+	if keepSchema {
+		if writeSchema, perm, wopts.FieldIDs, err = planAppend(in, head.Manifest.GetFields(), wopts.Version); err != nil {
+			if opts.Mode == ModeOverwrite {
+				return nil, fmt.Errorf("%w (an overwrite keeps the table's schema; replace it explicitly with --replace-schema / WriteOptions.ReplaceSchema)", err)
+			}
 			return nil, err
 		}
 	}
@@ -470,7 +504,14 @@ func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 	}
 
 	out := &WrittenFiles{Mode: opts.Mode, ReadVersion: info.Version, Schema: pbFields(probe.Schema()),
-		SchemaMetadata: tableSchemaMetadata(in.Metadata()), st: st}
+		SchemaMetadata: tableSchemaMetadata(in.Metadata()), st: st, head: head}
+	if keepSchema && opts.Mode == ModeOverwrite {
+		// The table's own fields (metadata, dictionary and all) stay.
+		out.Schema = cloneFields(head.Manifest.GetFields())
+		if out.SchemaMetadata == nil {
+			out.SchemaMetadata = cloneBytesMap(head.Manifest.GetSchemaMetadata())
+		}
+	}
 	var cur *fileSink
 	defer func() {
 		if err == nil {
@@ -527,7 +568,7 @@ func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 		for off := int64(0); off < rec.NumRows(); {
 			if cur == nil {
 				path := manifest.DataDir + "/" + NewDataFileName()
-				sw, err := st.NewWriter(ctx, path)
+				sw, err := out.newDataWriter(ctx, path)
 				if err != nil {
 					return nil, err
 				}
@@ -575,6 +616,38 @@ func WriteFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 		return nil, fmt.Errorf("%w: the input has no rows; nothing to append", ErrInvalidTransaction)
 	}
 	return out, nil
+}
+
+// chooseStorageVersion picks the storage version of the data files: the
+// table's for an append (and for an overwrite unless one is asked for),
+// else the one asked for, else 2.2 like Lance 12 (spec 2.1 §8.4: a table's
+// files all have the table's version).
+func chooseStorageVersion(opts WriteOptions, head *manifest.File) (datafile.FileVersion, error) {
+	want := opts.DataStorageVersion
+	if head != nil && (opts.Mode == ModeAppend || want == "") {
+		tv := DataFormatVersion(head.Manifest)
+		if opts.Mode == ModeAppend && want != "" && want != tv {
+			return 0, fmt.Errorf("%w: the dataset's data storage version is %s; an append writes files of the table's version, not %s", ErrStorageVersion, tv, want)
+		}
+		want = tv
+		if want == "0.1" || want == "legacy" {
+			return 0, fmt.Errorf("%w: the dataset's data storage version is legacy (0.1, Lance v1 files); lancekeeper writes 2.0, 2.1 and 2.2 data files only (upgrade the table with Lance first, or overwrite it with --data-storage-version)", ErrStorageVersion)
+		}
+	}
+	switch want {
+	case "":
+		return datafile.V2_2, nil
+	case "2.0", "stable_2.0":
+		return datafile.V2_0, nil
+	case "2.1":
+		return datafile.V2_1, nil
+	case "2.2", "stable":
+		return datafile.V2_2, nil
+	}
+	if head != nil && opts.Mode != ModeCreate && want == DataFormatVersion(head.Manifest) {
+		return 0, fmt.Errorf("%w: the dataset's data storage version is %s; lancekeeper writes 2.0, 2.1 and 2.2 data files only", ErrStorageVersion, want)
+	}
+	return 0, fmt.Errorf("%w: data storage version %q; lancekeeper writes 2.0, 2.1 and 2.2 data files", ErrStorageVersion, want)
 }
 
 // tableSchemaMetadata is the input's schema metadata as the table keeps

@@ -156,12 +156,14 @@ func nullCost(dt arrow.DataType, n uint64) uint64 {
 	return addSat(v, mulSat(n, 16))
 }
 
-// ReadColumns decodes every column of a 2.0 file into one Arrow record (one
+// ReadColumns decodes every column of the file into one Arrow record (one
 // array per top-level field), allocating at most opts.MaxDecodeBytes
-// (DefaultMaxDecodeBytes for the zero ReadOptions). Files of 2.1 and later
-// are not decoded (ErrUnsupported); nor are pages using compression or bit
-// packing.
+// (DefaultMaxDecodeBytes for the zero ReadOptions). It is ReadRows of every
+// row and field; see the package doc for what each version decodes.
 func (f *File) ReadColumns(ctx context.Context, opts ReadOptions) (arrow.RecordBatch, error) {
+	if f.version != V2_0 {
+		return f.ReadRows(ctx, ReadRequest{ReadOptions: opts})
+	}
 	sch, err := f.schema.ArrowSchema()
 	if err != nil {
 		return nil, withPath(err, f.path)
@@ -201,11 +203,21 @@ func (f *File) ReadColumns(ctx context.Context, opts ReadOptions) (arrow.RecordB
 	return array.NewRecordBatch(sch, cols, int64(f.numRows)), nil
 }
 
-// ReadColumn decodes the top-level field with the given name (2.0 files only).
+// ReadColumn decodes the top-level field with the given name.
 func (f *File) ReadColumn(ctx context.Context, name string) (arrow.Array, error) {
 	fi := f.schema.FieldByName(name)
 	if fi < 0 {
 		return nil, fmt.Errorf("datafile: %s: no top-level field %q", f.path, name)
+	}
+	if f.version != V2_0 {
+		rec, err := f.ReadRows(ctx, ReadRequest{Fields: []int{fi}})
+		if err != nil {
+			return nil, err
+		}
+		defer rec.Release()
+		c := rec.Column(0)
+		c.Retain()
+		return c, nil
 	}
 	af, err := f.schema.arrowField(fi, 0)
 	if err != nil {

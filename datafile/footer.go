@@ -26,7 +26,7 @@ const (
 
 // Major is the manifest's file_major_version for v.
 func (v FileVersion) Major() uint32 {
-	if v == 0 {
+	if v == 0 || v == V0_1 {
 		return 0
 	}
 	return 2
@@ -50,6 +50,9 @@ func (v FileVersion) Unstable() bool { return v == V2_3 }
 
 // String gives the version as Manifest.data_format.version spells it ("2.0").
 func (v FileVersion) String() string {
+	if v == V0_1 {
+		return "0.1"
+	}
 	if v < V2_0 || v > V2_3 {
 		return fmt.Sprintf("FileVersion(%d)", uint8(v))
 	}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"gocloud.dev/blob"
+
+	"github.com/lancekeeper/lancekeeper/manifest/pb"
 )
 
 const (
@@ -88,6 +90,8 @@ type File struct {
 	tailStart int64
 
 	stats *IOStats
+
+	legacy *legacyInfo // legacy v1 files only
 }
 
 // OpenOptions tunes Open. The zero value is valid.
@@ -102,6 +106,18 @@ type OpenOptions struct {
 	// storage and the bytes they return (opening included). One IOStats may
 	// be shared by many files (a scan passes one for all of them).
 	Stats *IOStats
+	// LegacyFields and LegacyFieldIDs let Open read a legacy v1 data file
+	// (footer 0.0–0.2, table data_format "0.1"), which holds no schema of
+	// its own: pass the table schema (Manifest.fields) and the field ids
+	// the fragment's DataFile lists (DataFile.fields; nil = every field).
+	// Without LegacyFields, Open refuses a legacy file with a
+	// *LegacyFileError. The file's Version is then V0_1.
+	LegacyFields   []*pb.Field
+	LegacyFieldIDs []int32
+	// LegacyManifest is the manifest file LegacyFields come from: legacy
+	// dictionary columns keep their values there (Field.dictionary offset
+	// and length). Needed only to read such columns.
+	LegacyManifest io.ReaderAt
 }
 
 // IOStats counts storage reads. It is safe for concurrent use.
@@ -141,6 +157,10 @@ func Open(ctx context.Context, bucket *blob.Bucket, path string, opts OpenOption
 		src = countingSource{src: src, stats: opts.Stats}
 	}
 	f, err := open(ctx, src, size, opts.TailSize)
+	var le *LegacyFileError
+	if errors.As(err, &le) && opts.LegacyFields != nil {
+		f, err = openLegacy(ctx, src, size, opts, le)
+	}
 	if err != nil {
 		return nil, withPath(err, path)
 	}

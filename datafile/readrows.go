@@ -62,8 +62,34 @@ func (f *File) ReadRows(ctx context.Context, req ReadRequest) (arrow.RecordBatch
 		}
 		total += r.Len()
 	}
-	// 2.0: decode whole columns, then slice. (2.1+ decoding arrives with
-	// the page decoders.)
+	if f.version != V2_0 {
+		afs := make([]arrow.Field, len(fields))
+		for i, fi := range fields {
+			af, err := f.schema.arrowField(fi, 0)
+			if err != nil {
+				return nil, withPath(err, f.path)
+			}
+			afs[i] = af
+		}
+		var cols []arrow.Array
+		var err error
+		if f.version == V0_1 {
+			cols, err = f.readRowsLegacy(ctx, fields, afs, ranges, req.ReadOptions)
+		} else {
+			cols, err = f.readRows21(ctx, fields, afs, ranges, total, req.ReadOptions)
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			for _, c := range cols {
+				c.Release()
+			}
+		}()
+		md := arrow.MetadataFrom(f.schema.Metadata)
+		return array.NewRecordBatch(arrow.NewSchema(afs, &md), cols, int64(total)), nil
+	}
+	// 2.0: decode whole columns, then slice.
 	d, err := f.newDecoder(ctx, req.ReadOptions)
 	if err != nil {
 		return nil, err

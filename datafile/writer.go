@@ -61,6 +61,16 @@ type WriterOptions struct {
 	// (seedio.EncodeV0) instead of version 1: for tables without
 	// FLAG_ZONE_WRITE_SEEDS, which must not reference v1 seeds (R54, R61).
 	SeedVersion0 bool
+
+	// Version is the storage version of the file: V2_0 (the default when
+	// zero), V2_1 or V2_2 (spec lance-file-format-2.1.md §8). 2.1+ files
+	// store every field Arrow can express in them (lists, maps, structs
+	// with nulls, dictionaries, decimals, fixed_size_binary, null).
+	Version FileVersion
+	// NoCompression keeps 2.1+ values in the plain forms of spec 2.1 §8.1
+	// (flat, variable) instead of bit-packing integers and FSST-compressing
+	// text where that is smaller.
+	NoCompression bool
 }
 
 // SeedResult reports the seed of one requested column.
@@ -188,6 +198,12 @@ type Writer struct {
 	closed   bool
 	stickErr error
 
+	// version is the file's storage version; leaves are the columns of a
+	// 2.1+ file (nil for 2.0).
+	version       FileVersion
+	leaves        []*leaf21
+	noCompression bool
+
 	// userBuffers are the extra global buffers added with AddGlobalBuffer;
 	// they take indexes 1..len(userBuffers), before the seed buffers.
 	userBuffers [][]byte
@@ -199,7 +215,13 @@ type seedState struct {
 	collector *seedio.Collector
 	err       error
 	v0        bool // encode as a version-0 seed
+	cast      bool // the column's arrays are relabelled with the stored type
 }
+
+// writeBufferSize is the Writer's output buffer: pages larger than it go
+// straight through; 1 MiB made every small file (a 10-row append) allocate
+// and clear a megabyte (tests/bench commit profile).
+const writeBufferSize = 64 << 10
 
 // NewWriter returns a Writer of a v2.0 file with the given Arrow schema.
 // Schema and field metadata are kept in the file; schema-metadata keys
@@ -216,9 +238,19 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 	if ps < 1 || ps > MaxPageSize {
 		return nil, fmt.Errorf("%w: page size %d is outside 1..%d", ErrInvalidSchema, ps, MaxPageSize)
 	}
-	wr := &Writer{out: bufio.NewWriterSize(w, 1<<20), schema: schema, pageSize: ps}
-	if err := wr.buildSchema(opts); err != nil {
-		return nil, err
+	wr := &Writer{out: bufio.NewWriterSize(w, writeBufferSize), schema: schema, pageSize: ps, version: opts.Version, noCompression: opts.NoCompression}
+	switch opts.Version {
+	case 0, V2_0:
+		wr.version = V2_0
+		if err := wr.buildSchema(opts); err != nil {
+			return nil, err
+		}
+	case V2_1, V2_2:
+		if err := wr.buildSchema21(opts); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%w: this writer writes storage versions 2.0, 2.1 and 2.2, not %s", ErrInvalidSchema, opts.Version)
 	}
 	if err := wr.buildSeeds(opts); err != nil {
 		return nil, err
@@ -324,6 +356,11 @@ func (w *Writer) buildSeeds(opts WriterOptions) error {
 		}
 		delete(want, f.Name)
 		st := &seedState{top: i, name: f.Name, v0: opts.SeedVersion0}
+		// The seed's value type is the type the file stores (R15): a
+		// fixed_size_list's child becomes a nullable "item".
+		if stored := storedType21(f.Type); !sameArrowType(stored, f.Type) {
+			f.Type, st.cast = stored, true
+		}
 		co := opts.Seed
 		if rpz, ok := opts.SeedRowsPerZone[f.Name]; ok {
 			co.RowsPerZone = rpz
@@ -365,6 +402,12 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		if col.Len() != int(rec.NumRows()) {
 			return fmt.Errorf("%w: column %q has %d rows, the record %d", ErrInvalidData, f.Name, col.Len(), rec.NumRows())
 		}
+		if w.version != V2_0 {
+			if !f.Nullable && col.NullN() > 0 {
+				return fmt.Errorf("%w: non-nullable field %q holds %d nulls", ErrInvalidData, f.Name, col.NullN())
+			}
+			continue
+		}
 		if err := w.checkArray(f, col); err != nil {
 			return err
 		}
@@ -391,12 +434,28 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s.err = s.collector.Observe(rec.Column(s.top))
+				a := rec.Column(s.top)
+				if s.cast {
+					d := a.Data()
+					nd := array.NewData(s.collector.Field().Type, d.Len(), d.Buffers(), d.Children(), d.NullN(), d.Offset())
+					a = array.MakeFromData(nd)
+					defer a.Release()
+					defer nd.Release()
+				}
+				s.err = s.collector.Observe(a)
 			}()
 		}
 	}
 	var err error
+	if w.version != V2_0 {
+		if err = w.write21(rec); err != nil {
+			w.stickErr = err
+		}
+	}
 	for i := range w.schema.Fields() {
+		if w.version != V2_0 {
+			break
+		}
 		if err = w.writeArray(w.tops[i], rec.Column(i)); err != nil {
 			w.stickErr = err
 			break
@@ -903,6 +962,11 @@ func (w *Writer) Close() (*WriteResult, error) {
 		}
 		return nil, ErrEmptyFile
 	}
+	for _, l := range w.leaves {
+		if err := w.flushLeaf(l); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range w.columns {
 		if c.kind == ckStruct {
 			c.pages = []Page{{Length: uint64(c.n)}}
@@ -913,7 +977,7 @@ func (w *Writer) Close() (*WriteResult, error) {
 			return nil, err
 		}
 	}
-	res := &WriteResult{FileMajorVersion: V2_0.Major(), FileMinorVersion: V2_0.Minor(), NumRows: w.rows}
+	res := &WriteResult{FileMajorVersion: w.version.Major(), FileMinorVersion: w.version.Minor(), NumRows: w.rows}
 
 	// Extra global buffers: AddGlobalBuffer's first, then the seeds, whose
 	// locators go into the schema metadata (spec §2.2).
@@ -966,18 +1030,24 @@ func (w *Writer) Close() (*WriteResult, error) {
 	}
 	// Column metadata right after it (W3, W4).
 	colStart := w.pos
-	cmo := make([]BufferRange, len(w.columns))
-	for i, c := range w.columns {
-		b := encodeColumnMetadata(c.pages, c.encs)
+	var cms [][]byte
+	for _, c := range w.columns {
+		cms = append(cms, encodeColumnMetadata(c.pages, c.encs))
+	}
+	for _, l := range w.leaves {
+		cms = append(cms, encodeColumnMetadata21(l.pages, l.encs))
+	}
+	cmo := make([]BufferRange, len(cms))
+	for i, b := range cms {
 		cmo[i] = BufferRange{Pos: w.pos, Len: uint64(len(b))}
 		if err := w.write(b); err != nil {
 			return nil, err
 		}
 	}
 	// CMO, GBO, footer (W5–W7).
-	ft := Footer{ColumnMetaStart: colStart, CMOStart: w.pos, NumColumns: uint32(len(w.columns)),
+	ft := Footer{ColumnMetaStart: colStart, CMOStart: w.pos, NumColumns: uint32(len(cms)),
 		NumGlobalBuffers: uint32(1 + len(extra))}
-	ft.Major, ft.Minor = V2_0.FooterVersion()
+	ft.Major, ft.Minor = w.version.FooterVersion()
 	var tbl []byte
 	for _, r := range cmo {
 		tbl = appendRange(tbl, r)
@@ -995,6 +1065,14 @@ func (w *Writer) Close() (*WriteResult, error) {
 		return nil, fmt.Errorf("datafile: write: %w", err)
 	}
 	res.FileSizeBytes = w.pos
+	if w.version != V2_0 {
+		// Leaves only, pre-order (spec 2.1 §8.3).
+		for _, l := range w.leaves {
+			res.Fields = append(res.Fields, w.lance.Fields[l.field].ID)
+			res.ColumnIndices = append(res.ColumnIndices, int32(l.index))
+		}
+		return res, nil
+	}
 	for i, f := range w.lance.Fields {
 		res.Fields = append(res.Fields, f.ID)
 		res.ColumnIndices = append(res.ColumnIndices, int32(i))

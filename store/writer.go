@@ -24,6 +24,8 @@ type Writer struct {
 	final  string
 	ctx    context.Context
 	cancel context.CancelFunc
+	// deferSync (NewDeferredWriter): Close renames without fsyncs.
+	deferSync bool
 	// other backends
 	bw   *blob.Writer
 	done bool
@@ -74,7 +76,7 @@ func (w *Writer) Close() error {
 	if w.f != nil {
 		name := w.f.Name()
 		err := w.ctx.Err()
-		if err == nil {
+		if err == nil && !w.deferSync {
 			err = w.f.Sync()
 		}
 		if cerr := w.f.Close(); err == nil {
@@ -86,6 +88,9 @@ func (w *Writer) Close() error {
 		if err != nil {
 			_ = os.Remove(name)
 			return w.s.wrap("write", w.key, err)
+		}
+		if w.deferSync {
+			return nil
 		}
 		return w.s.wrap("write", w.key, syncDir(filepath.Dir(w.final)))
 	}

@@ -37,7 +37,7 @@ import (
 func (commands) Seeds() command {
 	return command{
 		name:  "seeds",
-		usage: "DATASET [--column C] [--where PRED] [--zones] [--version N | --tag T] [--branch B] [--json]  |  seeds enable DATASET [--branch B] [--yes]",
+		usage: "DATASET [--column C] [--where PRED] [--zones] [--version N | --tag T] [--branch B] [--json]  |  seeds enable DATASET [--branch B] [--yes]  |  seeds verify DATASET [--version N | --tag T] [--column C] [--json]",
 		summary: "Show each data file's zone write seeds (version, zones, validation) and a --where pruning preview; " +
 			"'seeds enable' explicitly activates FLAG_ZONE_WRITE_SEEDS.",
 		run: runSeeds,
@@ -101,6 +101,9 @@ type pruneJSON struct {
 func runSeeds(e *env, args []string) int {
 	if len(args) > 0 && args[0] == "enable" {
 		return runSeedsEnable(e, args[1:])
+	}
+	if len(args) > 0 && args[0] == "verify" {
+		return runSeedsVerify(e, args[1:])
 	}
 	c := commands{}.Seeds()
 	fs := newFlagSet(e, c)

@@ -77,6 +77,8 @@ func runWrite(e *env, args []string) int {
 	maxRows := fs.Int("max-rows-per-file", 0, "rows per data file / fragment (default 1048576)")
 	progress := fs.Bool("progress", false, "show a progress bar on stderr even when it is not a terminal")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	dsv := fs.String("data-storage-version", "", "data storage version of a new table: 2.0, 2.1 or 2.2 (default 2.2, like Lance 12); an append writes the table's version, an overwrite keeps it unless this is given")
+	replaceSchema := fs.Bool("replace-schema", false, "overwrite: replace the table's schema with the input's (by default an overwrite keeps the table's types, nullability and field ids)")
 	var cw coordinatorWrite
 	fs.StringVar(&cw.url, "coordinator", "", "commit through the coordinator at URL; data files are still written directly to DATASET (docs/coordinator.md)")
 	fs.StringVar(&cw.token, "token", "", "bearer token for --coordinator (default $"+tokenEnv+")")
@@ -122,7 +124,8 @@ func runWrite(e *env, args []string) int {
 		st = bst
 	}
 
-	opts := commit.WriteOptions{RowsPerZone: *rpz, MaxRowsPerFile: *maxRows, NoDeclaredSeeds: *noIndexSeeds, Commit: commit.Options{EnableZoneWriteSeeds: *enable}}
+	opts := commit.WriteOptions{RowsPerZone: *rpz, MaxRowsPerFile: *maxRows, NoDeclaredSeeds: *noIndexSeeds, Commit: commit.Options{EnableZoneWriteSeeds: *enable},
+		DataStorageVersion: strings.TrimSpace(*dsv), ReplaceSchema: *replaceSchema}
 	switch strings.TrimSpace(*seeds) {
 	case "":
 	case "all", "*":
@@ -237,7 +240,7 @@ func seedVersionOf(seeds []datafile.SeedResult) int {
 // rest (I/O, conflicts) exit 1 (fail makes a feature-flag refusal 3).
 func writeErrorCode(err error) int {
 	switch {
-	case errors.Is(err, commit.ErrSchemaMismatch), errors.Is(err, commit.ErrSeedsNotEnabled),
+	case errors.Is(err, commit.ErrSchemaMismatch), errors.Is(err, commit.ErrSeedsNotEnabled), errors.Is(err, commit.ErrStorageVersion),
 		errors.Is(err, commit.ErrDatasetExists), errors.Is(err, commit.ErrDatasetNotFound),
 		errors.Is(err, commit.ErrInvalidTransaction), errors.Is(err, datafile.ErrInvalidSchema),
 		errors.Is(err, datafile.ErrInvalidData), errors.Is(err, errInput), errors.Is(err, errCoordinatorUsage):

@@ -6,9 +6,11 @@ package compat_test
 // reports through the peer.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,10 +43,10 @@ type ourRows struct {
 	NotDecodable string
 }
 
-// errNotDecodable marks data files our reader does not decode (storage 2.1+
-// or legacy v1 files; our page reader decodes 2.0). Anything else that
-// fails while scanning is a real error.
-var errNotDecodable = errors.New("not decodable by our 2.0 page reader")
+// errNotDecodable marks data files our reader does not decode (legacy v1
+// files opened without the table schema, pages of a layout we refuse).
+// Anything else that fails while scanning is a real error.
+var errNotDecodable = errors.New("not decodable by our data-file reader")
 
 // stores opens and caches the stores of base paths (shallow clones).
 type stores struct {
@@ -87,7 +89,7 @@ func topLevelFields(m *pb.Manifest) []*pb.Field {
 // scanRows reads every live row of manifest m of the dataset rooted at root:
 // each fragment's data files (by field id, honouring the tombstones in
 // DataFile.fields), minus its deletion vector.
-func scanRows(ctx context.Context, root *store.Store, m *pb.Manifest) (*ourRows, error) {
+func scanRows(ctx context.Context, root *store.Store, m *pb.Manifest, manifestFile io.ReaderAt) (*ourRows, error) {
 	res, err := manifest.NewResolver(m)
 	if err != nil {
 		return nil, err
@@ -98,6 +100,10 @@ func scanRows(ctx context.Context, root *store.Store, m *pb.Manifest) (*ourRows,
 	out := &ourRows{Rows: [][]string{}}
 	for _, f := range top {
 		out.Columns = append(out.Columns, f.GetName())
+	}
+	inTable := map[int32]bool{}
+	for _, fl := range m.GetFields() {
+		inTable[fl.GetId()] = true
 	}
 	frags := slices.Clone(m.GetFragments())
 	slices.SortFunc(frags, func(a, b *pb.DataFragment) int { return compareU64(a.GetId(), b.GetId()) })
@@ -113,17 +119,13 @@ func scanRows(ctx context.Context, root *store.Store, m *pb.Manifest) (*ourRows,
 			if err != nil {
 				return nil, err
 			}
-			f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(loc.Path), datafile.OpenOptions{Size: int64(df.GetFileSizeBytes())})
+			f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(loc.Path), datafile.OpenOptions{Size: int64(df.GetFileSizeBytes()),
+				LegacyFields: m.GetFields(), LegacyFieldIDs: df.GetFields(), LegacyManifest: manifestFile})
 			if errors.Is(err, datafile.ErrLegacyFormat) {
 				return nil, fmt.Errorf("%w: fragment %d: %v", errNotDecodable, frag.GetId(), err)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("fragment %d: %w", frag.GetId(), err)
-			}
-			// The file decides, not the manifest's numbers: manifests from
-			// before data_format existed record 0.0 for 2.0 files.
-			if f.Version() != datafile.V2_0 {
-				return nil, fmt.Errorf("%w: fragment %d file %s is Lance %s", errNotDecodable, frag.GetId(), df.GetPath(), f.Version())
 			}
 			if i == 0 {
 				physical = f.NumRows()
@@ -145,11 +147,39 @@ func scanRows(ctx context.Context, root *store.Store, m *pb.Manifest) (*ourRows,
 			for _, id := range df.GetFields() {
 				live[id] = true
 			}
-			for j, fi := range f.Schema().TopLevel() {
-				id := f.Schema().Fields[fi].ID
-				if live[id] {
-					cols[id] = arrowColumn{rec: rec, col: j}
+			// 2.0 files list every field, 2.1+ files only the leaves
+			// (lance-file-format-2.1.md §8.3): a top-level field is stored
+			// when it or a field below it is listed.
+			var stored func(fi int) bool
+			stored = func(fi int) bool {
+				fl := &f.Schema().Fields[fi]
+				if live[fl.ID] {
+					return true
 				}
+				if f.Version() == datafile.V2_0 {
+					return false
+				}
+				for _, c := range fl.Children {
+					if stored(c) {
+						return true
+					}
+				}
+				return false
+			}
+			for j, fi := range f.Schema().TopLevel() {
+				if !stored(fi) || !inTable[f.Schema().Fields[fi].ID] {
+					continue
+				}
+				if _, dup := cols[f.Schema().Fields[fi].ID]; dup {
+					continue // a field id in two data files (corrupt schemas): the first file wins, as in Lance
+				}
+				// Nested renames and drops: the table's view, by field id.
+				a, err := f.ConformArray(fi, rec.Column(j), m.GetFields())
+				if err != nil {
+					return nil, fmt.Errorf("fragment %d: %w", frag.GetId(), err)
+				}
+				defer a.Release()
+				cols[f.Schema().Fields[fi].ID] = arrowColumn{arr: a}
 			}
 		}
 		deleted := roaring.New()
@@ -180,7 +210,7 @@ func scanRows(ctx context.Context, root *store.Store, m *pb.Manifest) (*ourRows,
 					row[j] = "null" // a field no data file of this fragment stores
 					continue
 				}
-				v, err := peerlance.Value(c.rec.Column(c.col), int(off))
+				v, err := peerlance.Value(c.arr, int(off))
 				if err != nil {
 					return nil, fmt.Errorf("fragment %d row %d column %s: %w", frag.GetId(), off, fl.GetName(), err)
 				}
@@ -194,8 +224,7 @@ func scanRows(ctx context.Context, root *store.Store, m *pb.Manifest) (*ourRows,
 }
 
 type arrowColumn struct {
-	rec arrow.RecordBatch
-	col int
+	arr arrow.Array
 }
 
 func compareU64(a, b uint64) int {
@@ -216,7 +245,15 @@ func readOurRows(ctx context.Context, dir string, v uint64) (*ourRows, *pb.Manif
 		return nil, nil, err
 	}
 	defer s.Dataset.Close()
-	rows, err := scanRows(ctx, s.Dataset.Store(), s.Manifest())
+	// Legacy v1 dictionaries live in the manifest file.
+	var mf io.ReaderAt
+	if s.Branch == "" {
+		st := s.Dataset.Store()
+		if b, err := st.Bucket().ReadAll(ctx, st.BucketKey(s.Path)); err == nil {
+			mf = bytes.NewReader(b)
+		}
+	}
+	rows, err := scanRows(ctx, s.Dataset.Store(), s.Manifest(), mf)
 	if errors.Is(err, errNotDecodable) {
 		return &ourRows{NotDecodable: err.Error()}, s.Manifest(), nil
 	}

@@ -40,7 +40,8 @@ var layers = map[string]int{
 	"store/drivers":          0,
 	"coordinator/api":        0,
 	// 1: mechanisms built on leaves.
-	"internal/arrowipc": 1,
+	"internal/arrowipc":       1,
+	"datafile/internal/codec": 1,
 	// 2: formats: manifests, deletion files, seeds.
 	"manifest": 2,
 	"seedio":   2,

@@ -22,6 +22,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { makeIpc } from "./ipc.mjs";
 import { indexCommands } from "./index.mjs";
+import { benchCommands } from "./bench.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const EXIT_DRIVER = 1;
@@ -707,6 +708,7 @@ const COMMANDS = {
 for (const [k, fn] of Object.entries(indexCommands({ Dataset, L, need, intArg, UsageError }))) {
   if (!k.startsWith("_")) COMMANDS[k] = fn;
 }
+for (const [k, fn] of Object.entries(benchCommands({ Dataset, L, need, intArg, UsageError, readInput }))) COMMANDS[k] = fn;
 
 async function dispatch(mods, cmd, pos, flags) {
   const fn = COMMANDS[cmd];

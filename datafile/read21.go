@@ -1,0 +1,474 @@
+package datafile
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lancekeeper/lancekeeper/datafile/internal/codec"
+	"github.com/lancekeeper/lancekeeper/datafile/internal/pb21"
+)
+
+// reader21 reads fields of a 2.1+ file: it gathers each leaf column's
+// levels and values for the requested rows (page21.go) and assembles the
+// Arrow arrays from them (§3).
+type reader21 struct {
+	ctx    context.Context
+	f      *File
+	budget *budget
+	mem    memory.Allocator
+	leafOf map[int]int // leaf field index -> column
+}
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+func (r *reader21) limits() codec.Limits {
+	left := r.budget.left
+	if left <= 0 {
+		left = 1
+	}
+	return codec.Limits{MaxBytes: uint64(left)}
+}
+
+func (f *File) newReader21(ctx context.Context, opts ReadOptions) (*reader21, error) {
+	max := opts.MaxDecodeBytes
+	if max <= 0 {
+		max = DefaultMaxDecodeBytes
+	}
+	r := &reader21{ctx: ctx, f: f, budget: &budget{left: max}, mem: memory.DefaultAllocator, leafOf: map[int]int{}}
+	next := 0
+	var walk func(fi int)
+	walk = func(fi int) {
+		fld := &f.schema.Fields[fi]
+		if isLeaf21(fld) {
+			r.leafOf[fi] = next
+			next++
+			return
+		}
+		for _, c := range fld.Children {
+			walk(c)
+		}
+	}
+	for _, fi := range f.schema.TopLevel() {
+		walk(fi)
+	}
+	if next != len(f.columns) {
+		return nil, withPath(formatErr(ErrMalformed, "schema", -1,
+			"the schema's %d leaf fields need %d columns, the file has %d", next, next, len(f.columns)), f.path)
+	}
+	return r, nil
+}
+
+// isLeaf21 reports whether a field has its own column in a 2.1+ file:
+// fields without children, fixed-size lists, and packed structs (blob v2
+// descriptors and `lance-encoding:packed` structs, spec §3.1).
+func isLeaf21(fld *Field) bool {
+	if len(fld.Children) == 0 {
+		return true
+	}
+	lt, err := parseLogicalType(fld.LogicalType)
+	if err == nil && lt.kind == lkFixedSizeList {
+		return true
+	}
+	if lt.kind == lkStruct {
+		if v, ok := fld.Metadata["lance-encoding:packed"]; ok && v != "false" {
+			return true
+		}
+		if _, ok := fld.Metadata["lance-encoding:blob"]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// leafStream reads rows of the ranges of one leaf column.
+func (r *reader21) leaf(fi int, dt arrow.DataType, ranges []RowRange) (*leafStream, error) {
+	col := r.leafOf[fi]
+	cm := &r.f.columns[col]
+	vals, err := newSink(dt, r.budget)
+	if err != nil {
+		return nil, formatErr(ErrUnsupported, fmt.Sprintf("column %d (field %q)", col, r.f.schema.Fields[fi].Name), -1, "%v", err)
+	}
+	ls := &leafStream{vals: vals}
+	layouts := make([]*pb21.PageLayout, len(cm.Pages))
+	var pageStart uint64
+	pi := 0
+	for _, rg := range ranges {
+		// pages are in row order; find those overlapping rg
+		for pi > 0 && pageStart > rg.Start {
+			pi--
+			pageStart -= cm.Pages[pi].Length
+		}
+		for ; pi < len(cm.Pages); pi++ {
+			p := &cm.Pages[pi]
+			pend := pageStart + p.Length
+			if pend <= rg.Start {
+				pageStart = pend
+				continue
+			}
+			if pageStart >= rg.End {
+				break
+			}
+			pc := &pageCtx{r: r, col: col, pi: pi, page: p,
+				sec: fmt.Sprintf("column %d (field %q) page %d", col, r.f.schema.Fields[fi].Name, pi)}
+			if layouts[pi] == nil {
+				pl, err := pc.layout()
+				if err != nil {
+					return nil, err
+				}
+				layouts[pi] = pl
+			}
+			layers := pageLayers(layouts[pi])
+			if ls.li == nil {
+				li, err := newLayerInfo(layers)
+				if err != nil {
+					return nil, pc.errf(ErrMalformed, "%v", err)
+				}
+				ls.li = li
+			} else if !sameLayers(ls.li.layers, layers) {
+				return nil, pc.errf(ErrMalformed, "page layers %v differ from the column's %v", layers, ls.li.layers)
+			}
+			a, b := max(rg.Start, pageStart)-pageStart, min(rg.End, pend)-pageStart
+			if err := pc.readRows(layouts[pi], a, b, ls); err != nil {
+				return nil, err
+			}
+			if b+pageStart < pend {
+				break // the range ends inside this page
+			}
+			pageStart = pend
+		}
+	}
+	if ls.li == nil {
+		// no rows requested: an empty stream with one item layer
+		li, _ := newLayerInfo([]pb21.RepDefLayer{pb21.RepDefLayer_REPDEF_NULLABLE_ITEM})
+		ls.li = li
+	}
+	return ls, nil
+}
+
+// field reads top-level (or any) field fi for the ranges and assembles it.
+func (r *reader21) field(fi int, dt arrow.DataType, ranges []RowRange, rows uint64) (arrow.ArrayData, error) {
+	// Gather the leaves under fi.
+	streams := map[int]*leafStream{}
+	var walk func(fi int, dt arrow.DataType) error
+	walk = func(fi int, dt arrow.DataType) error {
+		fld := &r.f.schema.Fields[fi]
+		if _, ok := r.leafOf[fi]; ok {
+			ls, err := r.leaf(fi, dt, ranges)
+			if err != nil {
+				return err
+			}
+			streams[fi] = ls
+			return nil
+		}
+		kids, err := childTypes(dt, len(fld.Children))
+		if err != nil {
+			return formatErr(ErrMalformed, "field "+fld.Name, -1, "%v", err)
+		}
+		for i, c := range fld.Children {
+			if err := walk(c, kids[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(fi, dt); err != nil {
+		return nil, err
+	}
+	for lf, ls := range streams {
+		if ls.rows != rows {
+			return nil, formatErr(ErrMalformed, "field "+r.f.schema.Fields[lf].Name, -1, "column holds %d of the %d rows requested", ls.rows, rows)
+		}
+	}
+	a := &assembler{r: r, streams: streams}
+	d, err := a.node(fi, dt, 0)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(d.Len()) != rows {
+		d.Release()
+		return nil, formatErr(ErrMalformed, "field "+r.f.schema.Fields[fi].Name, -1, "assembled %d rows, want %d", d.Len(), rows)
+	}
+	return d, nil
+}
+
+// childTypes returns the Arrow types of a nested type's schema children.
+func childTypes(dt arrow.DataType, n int) ([]arrow.DataType, error) {
+	var out []arrow.DataType
+	switch t := dt.(type) {
+	case *arrow.StructType:
+		for _, f := range t.Fields() {
+			out = append(out, f.Type)
+		}
+	case *arrow.MapType:
+		out = []arrow.DataType{t.Elem()}
+	case *arrow.ListType:
+		out = []arrow.DataType{t.Elem()}
+	case *arrow.LargeListType:
+		out = []arrow.DataType{t.Elem()}
+	default:
+		return nil, fmt.Errorf("type %s has no child fields", dt)
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("type %s has %d children, the schema %d", dt, len(out), n)
+	}
+	return out, nil
+}
+
+// assembler rebuilds Arrow arrays from leaf streams (§3.4, Arrow-style: one
+// layer at a time from the outside).
+type assembler struct {
+	r       *reader21
+	streams map[int]*leafStream
+}
+
+// firstLeaf returns the first leaf stream under field fi (pre-order).
+func (a *assembler) firstLeaf(fi int) (*leafStream, int, error) {
+	if ls, ok := a.streams[fi]; ok {
+		return ls, fi, nil
+	}
+	for _, c := range a.r.f.schema.Fields[fi].Children {
+		if ls, lf, err := a.firstLeaf(c); err == nil {
+			return ls, lf, nil
+		}
+	}
+	return nil, -1, formatErr(ErrMalformed, "field "+a.r.f.schema.Fields[fi].Name, -1, "nested field without a leaf column")
+}
+
+// layerOf is the layer index of the node at depth in the leaf's layers.
+func layerOf(ls *leafStream, depth int, leafDepth int) (int, error) {
+	if len(ls.li.layers) != leafDepth+1 {
+		return 0, fmt.Errorf("the leaf has %d rep/def layers but %d schema levels: %w", len(ls.li.layers), leafDepth+1, ErrMalformed)
+	}
+	return leafDepth - depth, nil
+}
+
+func (a *assembler) depthOf(fi int) int {
+	d := 0
+	f := &a.r.f.schema.Fields[fi]
+	for f.ParentID != -1 {
+		p := -1
+		for i := range a.r.f.schema.Fields {
+			if a.r.f.schema.Fields[i].ID == f.ParentID {
+				p = i
+				break
+			}
+		}
+		if p < 0 || d > maxLayers {
+			break
+		}
+		f = &a.r.f.schema.Fields[p]
+		d++
+	}
+	return d
+}
+
+// slots returns the entries where the node at layer i has a slot.
+func (ls *leafStream) slots(i int) []int32 {
+	li := ls.li
+	// startRep: new element of the nearest enclosing list, else a new row.
+	start := li.maxRep
+	for j := i + 1; j < len(li.layers); j++ {
+		if isList(li.layers[j]) {
+			start = li.listLevel[j] - 1
+			break
+		}
+	}
+	// exists[d]: no list layer in (i, owner(d)].
+	exists := make([]bool, len(li.owner))
+	for d := range li.owner {
+		ok := true
+		for j := i + 1; j <= li.owner[d]; j++ {
+			if isList(li.layers[j]) {
+				ok = false
+				break
+			}
+		}
+		exists[d] = ok
+	}
+	out := make([]int32, 0)
+	for e := 0; e < ls.n; e++ {
+		if ls.rep != nil && int(ls.rep[e]) < start {
+			continue
+		}
+		d := 0
+		if ls.def != nil {
+			d = int(ls.def[e])
+			if d >= len(exists) {
+				continue
+			}
+		}
+		if exists[d] {
+			out = append(out, int32(e))
+		}
+	}
+	return out
+}
+
+// validity computes the validity bitmap of the node at layer i over its
+// slots, and the null count. For a list it also says which slots are empty.
+func (ls *leafStream) validity(i int, slots []int32) ([]byte, int) {
+	if ls.def == nil {
+		return nil, 0
+	}
+	li := ls.li
+	bm := make([]byte, (len(slots)+7)/8)
+	nulls := 0
+	for k, e := range slots {
+		d := int(ls.def[e])
+		o := -1
+		if d < len(li.owner) {
+			o = li.owner[d]
+		}
+		if o < i || (o == i && li.ownerEmpty[d]) {
+			bitutil.SetBit(bm, k)
+		} else {
+			nulls++
+		}
+	}
+	if nulls == 0 {
+		return nil, 0
+	}
+	return bm, nulls
+}
+
+func (a *assembler) node(fi int, dt arrow.DataType, depth int) (arrow.ArrayData, error) {
+	fld := &a.r.f.schema.Fields[fi]
+	if ls, ok := a.streams[fi]; ok {
+		// Leaf: its slots are the visible entries, in value order.
+		i, err := layerOf(ls, depth, depth)
+		if err != nil {
+			return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%v", err)
+		}
+		var valid []byte
+		nulls := 0
+		if ls.def != nil {
+			slots := ls.slots(i)
+			if uint64(len(slots)) != ls.vals.n {
+				return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%d visible entries but %d values", len(slots), ls.vals.n)
+			}
+			valid, nulls = ls.validity(i, slots)
+		} else if uint64(ls.n) != ls.vals.n {
+			return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%d entries but %d values", ls.n, ls.vals.n)
+		}
+		d, err := ls.vals.arrayData(dt, valid, nulls, a.r.mem)
+		if err != nil {
+			return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%v", err)
+		}
+		return d, nil
+	}
+	ls, lf, err := a.firstLeaf(fi)
+	if err != nil {
+		return nil, err
+	}
+	i, err := layerOf(ls, depth, a.depthOf(lf))
+	if err != nil {
+		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%v", err)
+	}
+	slots := ls.slots(i)
+	valid, nulls := ls.validity(i, slots)
+	var vb *memory.Buffer
+	if valid != nil {
+		vb = memory.NewBufferBytes(valid)
+	}
+	kids, err := childTypes(dt, len(fld.Children))
+	if err != nil {
+		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%v", err)
+	}
+	children := make([]arrow.ArrayData, len(fld.Children))
+	release := func() {
+		for _, c := range children {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}
+	for k, c := range fld.Children {
+		cd, err := a.node(c, kids[k], depth+1)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		children[k] = cd
+	}
+	defer release()
+	switch dt.(type) {
+	case *arrow.StructType:
+		if isList(ls.li.layers[i]) {
+			return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "struct field has a list rep/def layer")
+		}
+		for k, c := range children {
+			if c.Len() != len(slots) {
+				return nil, formatErr(ErrMalformed, "field "+a.r.f.schema.Fields[fld.Children[k]].Name, -1,
+					"struct child holds %d values, the struct %d", c.Len(), len(slots))
+			}
+		}
+		return newData(dt, len(slots), []*memory.Buffer{vb}, children, nulls), nil
+	}
+	// list, large_list, map
+	if !isList(ls.li.layers[i]) {
+		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "list field has an item rep/def layer")
+	}
+	child := ls.slots(i - 1)
+	offs := make([]int64, len(slots)+1)
+	ci := 0
+	for k, e := range slots {
+		for ci < len(child) && child[ci] < e {
+			ci++
+		}
+		offs[k] = int64(ci)
+	}
+	offs[len(slots)] = int64(len(child))
+	if children[0].Len() != len(child) {
+		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "list items hold %d values, the offsets %d", children[0].Len(), len(child))
+	}
+	var ob []byte
+	if _, large := dt.(*arrow.LargeListType); large {
+		ob = make([]byte, 8*len(offs))
+		for k, o := range offs {
+			binary.LittleEndian.PutUint64(ob[8*k:], uint64(o))
+		}
+	} else {
+		if len(child) > 1<<31-1 {
+			return nil, formatErr(ErrUnsupported, "field "+fld.Name, -1, "%d list items exceed 32-bit offsets", len(child))
+		}
+		ob = make([]byte, 4*len(offs))
+		for k, o := range offs {
+			putU32(ob[4*k:], uint32(o))
+		}
+	}
+	return newData(dt, len(slots), []*memory.Buffer{vb, memory.NewBufferBytes(ob)}, children, nulls), nil
+}
+
+func newData(dt arrow.DataType, n int, bufs []*memory.Buffer, children []arrow.ArrayData, nulls int) arrow.ArrayData {
+	return array.NewData(dt, n, bufs, children, nulls, 0)
+}
+
+func putU32(b []byte, v uint32) { binary.LittleEndian.PutUint32(b, v) }
+
+// readRows21 is ReadRows for 2.1+ files.
+func (f *File) readRows21(ctx context.Context, fields []int, afs []arrow.Field, ranges []RowRange, total uint64, opts ReadOptions) ([]arrow.Array, error) {
+	r, err := f.newReader21(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]arrow.Array, 0, len(fields))
+	for i, fi := range fields {
+		d, err := r.field(fi, afs[i].Type, ranges, total)
+		if err != nil {
+			for _, c := range cols {
+				c.Release()
+			}
+			return nil, withPath(err, f.path)
+		}
+		cols = append(cols, array.MakeFromData(d))
+		d.Release()
+	}
+	return cols, nil
+}

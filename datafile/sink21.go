@@ -1,0 +1,420 @@
+package datafile
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lancekeeper/lancekeeper/datafile/internal/codec"
+)
+
+// valueSink accumulates the visible value slots of one leaf column of a
+// 2.1+ file, across chunks, pages and full-zip items, in the physical shape
+// the codec package decodes (spec §7): fixed-width values (bits 1 = bitmap),
+// variable-width values (offsets + bytes), fixed-size lists (item validity +
+// items) or packed structs (one sink per field). It converts to Arrow at the
+// end (arrayData).
+type valueSink struct {
+	kind codec.Kind
+	n    uint64 // value slots appended
+
+	bits uint64 // fixed: bits per value (0 until the first block fixes it)
+	data []byte // fixed values / variable bytes
+
+	offs []int64 // variable: n+1 offsets into data
+
+	dim      uint64       // fsl: items per value
+	validity []byte       // fsl: item validity bitmap (nil = all valid so far)
+	children []*valueSink // fsl: [items]; struct: one per field
+
+	budget *budget
+}
+
+// newSink makes the sink for the leaf Arrow type dt.
+func newSink(dt arrow.DataType, b *budget) (*valueSink, error) {
+	s := &valueSink{budget: b}
+	switch t := dt.(type) {
+	case *arrow.NullType:
+		s.kind = codec.Fixed
+	case *arrow.BooleanType:
+		s.kind, s.bits = codec.Fixed, 1
+	case *arrow.StringType, *arrow.BinaryType, *arrow.LargeStringType, *arrow.LargeBinaryType:
+		s.kind, s.offs = codec.Variable, []int64{0}
+	case *arrow.DictionaryType:
+		return newSink(t.ValueType, b)
+	case *arrow.FixedSizeListType:
+		c, err := newSink(t.Elem(), b)
+		if err != nil {
+			return nil, err
+		}
+		s.kind, s.dim, s.children = codec.List, uint64(max(t.Len(), 0)), []*valueSink{c}
+	case *arrow.StructType:
+		s.kind = codec.Struct
+		for _, f := range t.Fields() {
+			c, err := newSink(f.Type, b)
+			if err != nil {
+				return nil, err
+			}
+			s.children = append(s.children, c)
+		}
+	default:
+		w, ok := fixedBits(dt)
+		if !ok {
+			return nil, fmt.Errorf("datafile: no 2.1+ value decoding for Arrow type %s: %w", dt, ErrUnsupported)
+		}
+		s.kind, s.bits = codec.Fixed, w
+	}
+	return s, nil
+}
+
+// fixedBits is the bit width of a fixed-width Arrow type.
+func fixedBits(dt arrow.DataType) (uint64, bool) {
+	switch t := dt.(type) {
+	case *arrow.BooleanType:
+		return 1, true
+	case *arrow.FixedSizeBinaryType:
+		return uint64(t.ByteWidth) * 8, t.ByteWidth > 0
+	case arrow.FixedWidthDataType:
+		w := t.BitWidth()
+		return uint64(w), w > 0 && w%8 == 0
+	}
+	return 0, false
+}
+
+func (s *valueSink) take(n uint64) error {
+	if s.budget == nil {
+		return nil
+	}
+	return s.budget.take(n, "decoded values")
+}
+
+// reserve grows the sink for about n more values of dataBytes bytes, so
+// that pages append without repeated reallocation.
+func (s *valueSink) reserve(n, dataBytes uint64) {
+	const maxReserve = 1 << 28
+	if s.kind == codec.Variable && n < maxReserve {
+		s.offs = slices.Grow(s.offs, int(n))
+	}
+	if (s.kind == codec.Variable || s.kind == codec.Fixed) && dataBytes < maxReserve {
+		s.data = slices.Grow(s.data, int(dataBytes))
+	}
+}
+
+// appendBlock appends values [from, to) of a decoded block.
+func (s *valueSink) appendBlock(b *codec.Block, from, to uint64) error {
+	if from > to || to > b.Num {
+		return fmt.Errorf("datafile: value slots [%d, %d) outside a decoded block of %d values: %w", from, to, b.Num, ErrMalformed)
+	}
+	n := to - from
+	if n == 0 {
+		return nil
+	}
+	if s.kind == codec.Fixed && s.bits == 0 { // null type: nothing stored
+		s.n += n
+		return nil
+	}
+	if b.Kind != s.kind {
+		return fmt.Errorf("datafile: decoded %s values for a %s column: %w", b.Kind, s.kind, ErrMalformed)
+	}
+	switch s.kind {
+	case codec.Fixed:
+		if b.Bits != s.bits {
+			return fmt.Errorf("datafile: decoded %d-bit values for a %d-bit column: %w", b.Bits, s.bits, ErrMalformed)
+		}
+		if s.bits == 1 {
+			if uint64(len(b.Data))*8 < to {
+				return fmt.Errorf("datafile: bitmap of %d bytes for %d values: %w", len(b.Data), to, ErrMalformed)
+			}
+			if err := s.take(n/8 + 1); err != nil {
+				return err
+			}
+			s.data = appendBits(s.data, s.n, b.Data, from, n)
+		} else {
+			w := s.bits / 8
+			if uint64(len(b.Data)) < to*w {
+				return fmt.Errorf("datafile: %d bytes for %d values of %d bits: %w", len(b.Data), to, s.bits, ErrMalformed)
+			}
+			if err := s.take(n * w); err != nil {
+				return err
+			}
+			s.data = append(s.data, b.Data[from*w:to*w]...)
+		}
+	case codec.Variable:
+		if b.OffsetBits != 32 && b.OffsetBits != 64 {
+			return fmt.Errorf("datafile: variable values with %d-bit offsets: %w", b.OffsetBits, ErrMalformed)
+		}
+		if uint64(len(b.Offsets)) < (b.Num+1)*(b.OffsetBits/8) {
+			return fmt.Errorf("datafile: %d offset bytes for %d values: %w", len(b.Offsets), b.Num, ErrMalformed)
+		}
+		start, end := b.Offset(from), b.Offset(to)
+		if start > end || end > uint64(len(b.Data)) {
+			return fmt.Errorf("datafile: value bytes [%d, %d) outside a %d-byte buffer: %w", start, end, len(b.Data), ErrMalformed)
+		}
+		if err := s.take(end - start + n*8); err != nil {
+			return err
+		}
+		base := int64(len(s.data)) - int64(start)
+		prev := start
+		s.offs = slices.Grow(s.offs, int(n))
+		for i := from + 1; i <= to; i++ {
+			o := b.Offset(i)
+			if o < prev || o > end {
+				return fmt.Errorf("datafile: offsets decrease or leave the buffer at value %d: %w", i, ErrMalformed)
+			}
+			prev = o
+			s.offs = append(s.offs, int64(o)+base)
+		}
+		s.data = append(s.data, b.Data[start:end]...)
+	case codec.List:
+		if b.Dim != s.dim || len(b.Children) != 1 {
+			return fmt.Errorf("datafile: fixed-size list of %d items for a column of %d: %w", b.Dim, s.dim, ErrMalformed)
+		}
+		if b.Validity != nil || s.validity != nil {
+			if uint64(len(b.Validity))*8 < to*s.dim && b.Validity != nil {
+				return fmt.Errorf("datafile: fixed-size list validity too short: %w", ErrMalformed)
+			}
+			if s.validity == nil {
+				s.validity = appendOnes(nil, 0, s.n*s.dim)
+			}
+			if b.Validity != nil {
+				s.validity = appendBits(s.validity, s.n*s.dim, b.Validity, from*s.dim, n*s.dim)
+			} else {
+				s.validity = appendOnes(s.validity, s.n*s.dim, n*s.dim)
+			}
+		}
+		if err := s.children[0].appendBlock(&b.Children[0], from*s.dim, to*s.dim); err != nil {
+			return err
+		}
+	case codec.Struct:
+		if len(b.Children) != len(s.children) {
+			return fmt.Errorf("datafile: packed struct of %d fields for a struct of %d: %w", len(b.Children), len(s.children), ErrMalformed)
+		}
+		for i, c := range s.children {
+			if err := c.appendBlock(&b.Children[i], from, to); err != nil {
+				return err
+			}
+		}
+	}
+	s.n += n
+	return nil
+}
+
+// appendDict appends dict[idx[i]] for i in [from, to).
+func (s *valueSink) appendDict(dict, idx *codec.Block, from, to uint64) error {
+	if idx.Kind != codec.Fixed || (idx.Bits != 8 && idx.Bits != 16 && idx.Bits != 32 && idx.Bits != 64) {
+		return fmt.Errorf("datafile: dictionary indices are %s of %d bits: %w", idx.Kind, idx.Bits, ErrMalformed)
+	}
+	if to > idx.Num || uint64(len(idx.Data)) < idx.Num*idx.Bits/8 {
+		return fmt.Errorf("datafile: dictionary indices too short: %w", ErrMalformed)
+	}
+	if s.kind == codec.Fixed && s.bits == 0 {
+		s.n += to - from
+		return nil
+	}
+	for i := from; i < to; i++ {
+		k := idx.Uint(i)
+		if k >= dict.Num {
+			if dict.Num == 0 {
+				k = 0 // a null slot of an empty dictionary
+				if err := s.appendZeros(1); err != nil {
+					return err
+				}
+				continue
+			}
+			return fmt.Errorf("datafile: dictionary index %d of a %d-item dictionary: %w", k, dict.Num, ErrMalformed)
+		}
+		if err := s.appendBlock(dict, k, k+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendZeros appends n filler slots (zero / empty / null).
+func (s *valueSink) appendZeros(n uint64) error {
+	if n == 0 {
+		return nil
+	}
+	switch s.kind {
+	case codec.Fixed:
+		if s.bits == 1 {
+			if err := s.take(n/8 + 1); err != nil {
+				return err
+			}
+			s.data = appendZeroBits(s.data, s.n, n)
+		} else if s.bits > 0 {
+			w := s.bits / 8
+			if err := s.take(mulSat(n, w)); err != nil {
+				return err
+			}
+			s.data = append(s.data, make([]byte, n*w)...)
+		}
+	case codec.Variable:
+		if err := s.take(mulSat(n, 8)); err != nil {
+			return err
+		}
+		last := s.offs[len(s.offs)-1]
+		for range n {
+			s.offs = append(s.offs, last)
+		}
+	case codec.List:
+		if s.validity != nil {
+			s.validity = appendOnes(s.validity, s.n*s.dim, n*s.dim)
+		}
+		if err := s.children[0].appendZeros(mulSat(n, s.dim)); err != nil {
+			return err
+		}
+	case codec.Struct:
+		for _, c := range s.children {
+			if err := c.appendZeros(n); err != nil {
+				return err
+			}
+		}
+	}
+	s.n += n
+	return nil
+}
+
+// appendBits appends n bits of src starting at bit from to dst, which holds
+// have bits.
+func appendBits(dst []byte, have uint64, src []byte, from, n uint64) []byte {
+	need := int((have + n + 7) / 8)
+	for len(dst) < need {
+		dst = append(dst, 0)
+	}
+	if have%8 == 0 && from%8 == 0 {
+		copy(dst[have/8:], src[from/8:(from+n+7)/8])
+		// clear bits past the end in the last byte
+		if r := (have + n) % 8; r != 0 {
+			dst[len(dst)-1] &= byte(1<<r) - 1
+		}
+		return dst
+	}
+	for i := uint64(0); i < n; i++ {
+		if bitutil.BitIsSet(src, int(from+i)) {
+			bitutil.SetBit(dst, int(have+i))
+		}
+	}
+	return dst
+}
+
+func appendZeroBits(dst []byte, have, n uint64) []byte {
+	need := int((have + n + 7) / 8)
+	for len(dst) < need {
+		dst = append(dst, 0)
+	}
+	return dst
+}
+
+func appendOnes(dst []byte, have, n uint64) []byte {
+	dst = appendZeroBits(dst, have, n)
+	for i := have; i < have+n; i++ {
+		bitutil.SetBit(dst, int(i))
+	}
+	return dst
+}
+
+// arrayData converts the sink to Arrow data of type dt with the given
+// validity bitmap (nil = all valid) and null count.
+func (s *valueSink) arrayData(dt arrow.DataType, valid []byte, nulls int, mem memory.Allocator) (arrow.ArrayData, error) {
+	n := int(s.n)
+	vb := func() *memory.Buffer {
+		if valid == nil || nulls == 0 {
+			return nil
+		}
+		return memory.NewBufferBytes(valid)
+	}
+	if nulls == 0 {
+		valid = nil
+	}
+	switch t := dt.(type) {
+	case *arrow.NullType:
+		return array.NewData(dt, n, []*memory.Buffer{nil}, nil, n, 0), nil
+	case *arrow.DictionaryType:
+		vd, err := s.arrayData(t.ValueType, valid, nulls, mem)
+		if err != nil {
+			return nil, err
+		}
+		defer vd.Release()
+		return dictEncode(t, vd, mem)
+	case *arrow.StringType, *arrow.BinaryType:
+		if s.kind != codec.Variable {
+			return nil, fmt.Errorf("datafile: %s column decoded as %s values: %w", dt, s.kind, ErrMalformed)
+		}
+		if len(s.data) > 1<<31-1 {
+			return nil, fmt.Errorf("datafile: %s column of %d bytes exceeds 32-bit offsets: %w", dt, len(s.data), ErrUnsupported)
+		}
+		ob := make([]byte, 4*len(s.offs))
+		for i, o := range s.offs {
+			binary.LittleEndian.PutUint32(ob[4*i:], uint32(o))
+		}
+		return array.NewData(dt, n, []*memory.Buffer{vb(), memory.NewBufferBytes(ob), memory.NewBufferBytes(s.data)}, nil, nulls, 0), nil
+	case *arrow.LargeStringType, *arrow.LargeBinaryType:
+		if s.kind != codec.Variable {
+			return nil, fmt.Errorf("datafile: %s column decoded as %s values: %w", dt, s.kind, ErrMalformed)
+		}
+		ob := make([]byte, 8*len(s.offs))
+		for i, o := range s.offs {
+			binary.LittleEndian.PutUint64(ob[8*i:], uint64(o))
+		}
+		return array.NewData(dt, n, []*memory.Buffer{vb(), memory.NewBufferBytes(ob), memory.NewBufferBytes(s.data)}, nil, nulls, 0), nil
+	case *arrow.FixedSizeListType:
+		c := s.children[0]
+		cn := 0
+		if s.validity != nil {
+			cn = int(c.n) - bitutil.CountSetBits(s.validity, 0, int(c.n))
+		}
+		cd, err := c.arrayData(t.Elem(), s.validity, cn, mem)
+		if err != nil {
+			return nil, err
+		}
+		defer cd.Release()
+		return array.NewData(dt, n, []*memory.Buffer{vb()}, []arrow.ArrayData{cd}, nulls, 0), nil
+	case *arrow.StructType:
+		kids := make([]arrow.ArrayData, len(s.children))
+		for i, c := range s.children {
+			cd, err := c.arrayData(t.Field(i).Type, nil, 0, mem)
+			if err != nil {
+				for _, k := range kids[:i] {
+					k.Release()
+				}
+				return nil, err
+			}
+			kids[i] = cd
+		}
+		d := array.NewData(dt, n, []*memory.Buffer{vb()}, kids, nulls, 0)
+		for _, k := range kids {
+			k.Release()
+		}
+		return d, nil
+	}
+	if s.kind != codec.Fixed {
+		return nil, fmt.Errorf("datafile: %s column decoded as %s values: %w", dt, s.kind, ErrMalformed)
+	}
+	data := s.data
+	if s.bits == 1 {
+		data = appendZeroBits(data, 0, s.n)
+	}
+	return array.NewData(dt, n, []*memory.Buffer{vb(), memory.NewBufferBytes(data)}, nil, nulls, 0), nil
+}
+
+// dictEncode turns plain values into an Arrow dictionary array of type t.
+func dictEncode(t *arrow.DictionaryType, vd arrow.ArrayData, mem memory.Allocator) (arrow.ArrayData, error) {
+	vals := array.MakeFromData(vd)
+	defer vals.Release()
+	b := array.NewDictionaryBuilder(mem, t)
+	defer b.Release()
+	if err := b.AppendArray(vals); err != nil {
+		return nil, fmt.Errorf("datafile: dictionary-encoding %s values: %w", t.ValueType, err)
+	}
+	a := b.NewArray()
+	defer a.Release()
+	d := a.Data()
+	d.Retain()
+	return d, nil
+}

@@ -1,0 +1,1028 @@
+package datafile
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/lancekeeper/lancekeeper/datafile/internal/codec"
+	"github.com/lancekeeper/lancekeeper/datafile/internal/pb21"
+)
+
+const (
+	typePageLayout21 = "lance.encodings21.PageLayout"
+	// shredRows is the number of rows shredded at a time, so that pages
+	// are flushed near their target size whatever the batch size.
+	shredRows = 1 << 16
+	// chunkValueBudget is the target bytes of values per mini-block chunk
+	// (spec 2.1 §4.4: Lance keeps about 4 KiB of values per chunk).
+	chunkValueBudget = 4096
+	// maxChunkValues is the most values a chunk holds (§4.2: log2 ≤ 12).
+	maxChunkValues = 4096
+	// maxChunkLevels is the most rep/def levels a chunk holds (W14: u16).
+	maxChunkLevels = 65535
+	// maxChunk21 is the largest chunk of a 2.1 file (12 size bits, W6).
+	maxChunk21 = 32 << 10
+	// listChunkBudget is the target bytes of one list page (= one chunk,
+	// rows never span chunks: W9).
+	listChunkBudget21 = 28 << 10
+	listChunkBudget22 = 256 << 10
+)
+
+// firstListLayer is the layer index (inner → outer) of the innermost LIST
+// layer, or len(path) when there is none: entries absent at a layer below
+// it are visible (own a value slot), the others are not (§3.2).
+func (l *leaf21) firstListLayer() int {
+	for L := 0; L < len(l.path); L++ {
+		if l.path[len(l.path)-1-L].list {
+			return L
+		}
+	}
+	return len(l.path)
+}
+
+func (l *leaf21) visible(code uint16) bool {
+	return code == 0 || int(code-1)/2 < l.firstListLayer()
+}
+
+// entry appends one rep/def entry.
+func (l *leaf21) entry(rep, code uint16) {
+	if l.nlists > 0 {
+		l.rep = append(l.rep, rep)
+	}
+	l.code = append(l.code, code)
+	if code != 0 {
+		l.anyCode = true
+	}
+}
+
+// fillSlot appends the filler of a null visible item (zeros, empty).
+func (l *leaf21) fillSlot() {
+	switch l.kind {
+	case lkFixed21:
+		l.vals = append(l.vals, make([]byte, l.width/8)...)
+	case lkBool21:
+		l.vals = growBits(l.vals, l.slots+1)
+	case lkVar21:
+		l.ends = append(l.ends, uint64(len(l.data)))
+	case lkFSL21:
+		items := l.slots * l.dim
+		if l.width == 1 {
+			l.vals = growBits(l.vals, items+l.dim)
+		} else {
+			l.vals = append(l.vals, make([]byte, l.dim*l.width/8)...)
+		}
+		l.ivalid = growBits(l.ivalid, items+l.dim)
+		for k := range l.dim {
+			bitutil.SetBit(l.ivalid, items+k)
+		}
+	}
+	l.slots++
+}
+
+// appendValue appends the value at a[i] (valid) as one slot.
+func (l *leaf21) appendValue(a arrow.Array, i int) {
+	if d, ok := a.(*array.Dictionary); ok {
+		a, i = d.Dictionary(), d.GetValueIndex(i)
+		if a.IsNull(i) {
+			l.fillSlot()
+			return
+		}
+	}
+	data := a.Data()
+	off := data.Offset() + i
+	switch l.kind {
+	case lkFixed21:
+		bw := l.width / 8
+		l.vals = append(l.vals, data.Buffers()[1].Bytes()[off*bw:(off+1)*bw]...)
+	case lkBool21:
+		l.vals = growBits(l.vals, l.slots+1)
+		if bitutil.BitIsSet(data.Buffers()[1].Bytes(), off) {
+			bitutil.SetBit(l.vals, l.slots)
+		}
+	case lkVar21:
+		s, e := binaryBounds(data, off)
+		l.data = append(l.data, data.Buffers()[2].Bytes()[s:e]...)
+		l.ends = append(l.ends, uint64(len(l.data)))
+	case lkFSL21:
+		fl := a.(*array.FixedSizeList)
+		child := fl.ListValues()
+		start, _ := fl.ValueOffsets(i)
+		cd := child.Data()
+		coff := cd.Offset() + int(start)
+		items := l.slots * l.dim
+		if l.width == 1 {
+			l.vals = growBits(l.vals, items+l.dim)
+			src := cd.Buffers()[1].Bytes()
+			for k := range l.dim {
+				if bitutil.BitIsSet(src, coff+k) {
+					bitutil.SetBit(l.vals, items+k)
+				}
+			}
+		} else {
+			bw := l.width / 8
+			l.vals = append(l.vals, cd.Buffers()[1].Bytes()[coff*bw:(coff+l.dim)*bw]...)
+		}
+		l.ivalid = growBits(l.ivalid, items+l.dim)
+		for k := range l.dim {
+			if child.IsValid(int(start) + k) {
+				bitutil.SetBit(l.ivalid, items+k)
+			} else {
+				l.inulls = true
+				if l.width > 1 {
+					bw := l.width / 8
+					clear(l.vals[(items+k)*bw : (items+k+1)*bw])
+				} else {
+					bitutil.ClearBit(l.vals, items+k)
+				}
+			}
+		}
+	}
+	l.slots++
+}
+
+// binaryBounds returns the byte range of value off of a binary-like array.
+func binaryBounds(d arrow.ArrayData, off int) (int, int) {
+	ob := d.Buffers()[1].Bytes()
+	switch d.DataType().ID() {
+	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		return int(int64(binary.LittleEndian.Uint64(ob[8*off:]))), int(int64(binary.LittleEndian.Uint64(ob[8*off+8:])))
+	}
+	return int(int32(binary.LittleEndian.Uint32(ob[4*off:]))), int(int32(binary.LittleEndian.Uint32(ob[4*off+4:])))
+}
+
+// walk shreds element i of a, at path depth d, into entries and slots
+// (spec 2.1 §3: rep levels count lists from the outside, max_rep starts a
+// row, 0 continues the innermost list).
+func (l *leaf21) walk(a arrow.Array, i, d int, rep uint16, klist int) {
+	L := len(l.path) - 1 - d
+	if a.IsNull(i) {
+		code := uint16(2*L + 1)
+		l.entry(rep, code)
+		if l.visible(code) {
+			l.fillSlot()
+		}
+		return
+	}
+	if d == len(l.path)-1 {
+		l.entry(rep, 0)
+		l.appendValue(a, i)
+		return
+	}
+	node := l.path[d]
+	if node.list {
+		ll := a.(array.ListLike)
+		start, end := ll.ValueOffsets(i)
+		if start == end {
+			l.entry(rep, uint16(2*L+2))
+			return
+		}
+		child := ll.ListValues()
+		for j := start; j < end; j++ {
+			r := rep
+			if j > start {
+				r = uint16(l.nlists - (klist + 1))
+			}
+			l.walk(child, int(j), d+1, r, klist+1)
+		}
+		return
+	}
+	l.walk(a.(*array.Struct).Field(node.child), i, d+1, rep, klist)
+}
+
+// shred appends the rows of a (the leaf's top-level array).
+func (l *leaf21) shred(a arrow.Array) {
+	n := a.Len()
+	if l.nlists > 0 {
+		for i := range n {
+			l.rowStart = append(l.rowStart, uint32(len(l.code)))
+			l.walk(a, i, 0, uint16(l.nlists), 0)
+		}
+		return
+	}
+	// No lists: one entry and one slot per row. Absent codes from the
+	// outermost null layer in.
+	base := len(l.code)
+	l.code = append(l.code, make([]uint16, n)...)
+	codes := l.code[base:]
+	arr := a
+	for d := range l.path {
+		L := len(l.path) - 1 - d
+		if arr.NullN() > 0 {
+			for i := range n {
+				if codes[i] == 0 && arr.IsNull(i) {
+					codes[i] = uint16(2*L + 1)
+					l.anyCode = true
+				}
+			}
+		}
+		if d < len(l.path)-1 {
+			arr = arr.(*array.Struct).Field(l.path[d].child)
+		}
+	}
+	data := arr.Data()
+	_, dict := arr.(*array.Dictionary)
+	clean := !l.anyCode || allZero(codes)
+	switch {
+	case dict || l.kind == lkFSL21 || l.kind == lkBool21:
+	case l.kind == lkNull21:
+		l.slots += n
+		return
+	case l.kind == lkFixed21:
+		bw := l.width / 8
+		off := data.Offset()
+		at := len(l.vals)
+		l.vals = reserve(l.vals, n*bw)
+		l.vals = append(l.vals, data.Buffers()[1].Bytes()[off*bw:(off+n)*bw]...)
+		if !clean {
+			for i, c := range codes {
+				if c != 0 {
+					clear(l.vals[at+i*bw : at+(i+1)*bw])
+				}
+			}
+		}
+		l.slots += n
+		return
+	case l.kind == lkVar21 && !clean:
+		// Valid rows' bytes only; null rows get empty slots.
+		off := data.Offset()
+		l.ends = reserve(l.ends, n)
+		src := data.Buffers()[2].Bytes()
+		for i, c := range codes {
+			if c == 0 {
+				s, e := binaryBounds(data, off+i)
+				l.data = append(l.data, src[s:e]...)
+			}
+			l.ends = append(l.ends, uint64(len(l.data)))
+		}
+		l.slots += n
+		return
+	case l.kind == lkVar21 && clean:
+		off := data.Offset()
+		s, _ := binaryBounds(data, off)
+		_, e := binaryBounds(data, off+n-1)
+		base := uint64(len(l.data)) - uint64(s)
+		l.data = reserve(l.data, e-s)
+		l.data = append(l.data, data.Buffers()[2].Bytes()[s:e]...)
+		l.ends = reserve(l.ends, n)
+		for i := range n {
+			_, ei := binaryBounds(data, off+i)
+			l.ends = append(l.ends, base+uint64(ei))
+		}
+		l.slots += n
+		return
+	}
+	for i, c := range codes {
+		if c != 0 {
+			l.fillSlot()
+		} else {
+			l.appendValue(arr, i)
+		}
+	}
+}
+
+func allZero(s []uint16) bool {
+	for _, v := range s {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// write21 shreds rec into the leaf columns and flushes full pages.
+func (w *Writer) write21(rec arrow.RecordBatch) error {
+	n := int(rec.NumRows())
+	for start := 0; start < n; start += shredRows {
+		end := min(n, start+shredRows)
+		for _, l := range w.leaves {
+			a := rec.Column(l.top)
+			if start != 0 || end != n {
+				a = array.NewSlice(a, int64(start), int64(end))
+			}
+			l.shred(a)
+			if a != rec.Column(l.top) {
+				a.Release()
+			}
+			if l.valueBytes() >= w.pageSize {
+				if err := w.flushLeaf(l); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// flushLeaf writes every pending row of l as one or more pages.
+func (w *Writer) flushLeaf(l *leaf21) error {
+	if len(l.code) == 0 {
+		return nil
+	}
+	if l.nlists == 0 {
+		if err := w.writePage21(l, 0, len(l.code), 0, l.slots, len(l.code)); err != nil {
+			return err
+		}
+	} else {
+		budget := listChunkBudget22
+		if w.version == V2_1 {
+			budget = listChunkBudget21
+		}
+		rows := len(l.rowStart)
+		e0, s0, r0 := 0, 0, 0
+		slots := 0 // slots before entry e
+		e, r := 0, 0
+		for r < rows {
+			// extend the page by row r
+			rEnd := len(l.code)
+			if r+1 < rows {
+				rEnd = int(l.rowStart[r+1])
+			}
+			rowSlots := 0
+			for k := e; k < rEnd; k++ {
+				if l.visible(l.code[k]) {
+					rowSlots++
+				}
+			}
+			if r > r0 && (rEnd-e0 > maxChunkLevels || l.slotBytes(s0, slots+rowSlots)+4*(rEnd-e0) > budget) {
+				if err := w.writePage21(l, e0, e, s0, slots, r-r0); err != nil {
+					return err
+				}
+				e0, s0, r0 = e, slots, r
+			}
+			if rEnd-e0 > maxChunkLevels {
+				return fmt.Errorf("%w: column %q: a row has %d list levels; a page chunk holds at most %d", ErrInvalidData, l.name, rEnd-e0, maxChunkLevels)
+			}
+			e, slots, r = rEnd, slots+rowSlots, r+1
+		}
+		if err := w.writePage21(l, e0, e, s0, slots, r-r0); err != nil {
+			return err
+		}
+	}
+	l.rep, l.code, l.rowStart = l.rep[:0], l.code[:0], l.rowStart[:0]
+	l.anyCode, l.inulls = false, false
+	l.slots = 0
+	l.vals, l.ivalid, l.ends, l.data = l.vals[:0], l.ivalid[:0], l.ends[:0], l.data[:0]
+	return nil
+}
+
+// slotBytes is the size of the values of slots [s0, s1).
+func (l *leaf21) slotBytes(s0, s1 int) int {
+	n := s1 - s0
+	switch l.kind {
+	case lkFixed21:
+		return n * l.width / 8
+	case lkBool21:
+		return (n + 7) / 8
+	case lkVar21:
+		return l.varBytes(s0, s1) + 8*(n+1)
+	case lkFSL21:
+		return n*l.dim*l.width/8 + (n*l.dim+7)/8 + 8
+	}
+	return 0
+}
+
+func (l *leaf21) varBytes(s0, s1 int) int {
+	start := uint64(0)
+	if s0 > 0 {
+		start = l.ends[s0-1]
+	}
+	end := start
+	if s1 > 0 {
+		end = l.ends[s1-1]
+	}
+	return int(end - start)
+}
+
+// layers21 computes the page's layers and the def value of each absent
+// code (spec 2.1 §3.2): a layer is nullable / emptyable only if the page
+// holds such an entry.
+func (l *leaf21) layers21(codes []uint16) ([]pb21.RepDefLayer, []uint16, int) {
+	depth := len(l.path)
+	hasNull := make([]bool, depth)
+	hasEmpty := make([]bool, depth)
+	for _, c := range codes {
+		if c != 0 {
+			L := int(c-1) / 2
+			if c%2 == 1 {
+				hasNull[L] = true
+			} else {
+				hasEmpty[L] = true
+			}
+		}
+	}
+	layers := make([]pb21.RepDefLayer, depth)
+	defOf := make([]uint16, 2*depth+1)
+	next := uint16(1)
+	for L := range depth {
+		if !l.path[depth-1-L].list {
+			if hasNull[L] {
+				layers[L] = pb21.RepDefLayer_REPDEF_NULLABLE_ITEM
+				defOf[2*L+1] = next
+				next++
+			} else {
+				layers[L] = pb21.RepDefLayer_REPDEF_ALL_VALID_ITEM
+			}
+			continue
+		}
+		switch {
+		case hasNull[L] && hasEmpty[L]:
+			layers[L] = pb21.RepDefLayer_REPDEF_NULL_AND_EMPTY_LIST
+			defOf[2*L+1], defOf[2*L+2] = next, next+1
+			next += 2
+		case hasNull[L]:
+			layers[L] = pb21.RepDefLayer_REPDEF_NULLABLE_LIST
+			defOf[2*L+1] = next
+			next++
+		case hasEmpty[L]:
+			layers[L] = pb21.RepDefLayer_REPDEF_EMPTYABLE_LIST
+			defOf[2*L+2] = next
+			next++
+		default:
+			layers[L] = pb21.RepDefLayer_REPDEF_ALL_VALID_LIST
+		}
+	}
+	return layers, defOf, int(next - 1)
+}
+
+func flat21(bitsPerValue uint64) *pb21.CompressiveEncoding {
+	return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Flat{Flat: &pb21.Flat{BitsPerValue: bitsPerValue}}}
+}
+
+func u16s(dst []byte, vs []uint16) []byte {
+	for _, v := range vs {
+		dst = binary.LittleEndian.AppendUint16(dst, v)
+	}
+	return dst
+}
+
+// writePage21 writes entries [e0, e1) with slots [s0, s1) (rows rows) of l
+// as one page: all-null / constant layout when no value is valid, else a
+// mini-block page (spec 2.1 §8.1).
+func (w *Writer) writePage21(l *leaf21, e0, e1, s0, s1, rows int) error {
+	codes := l.code[e0:e1]
+	layers, defOf, maxDef := l.layers21(codes)
+	var rep []uint16
+	if l.nlists > 0 {
+		rep = l.rep[e0:e1]
+	}
+	defs := func(lo, hi int) []byte {
+		b := make([]byte, 0, 2*(hi-lo))
+		for _, c := range codes[lo:hi] {
+			var d uint16
+			if c != 0 {
+				d = defOf[c]
+			}
+			b = binary.LittleEndian.AppendUint16(b, d)
+		}
+		return b
+	}
+	anyValid := l.kind != lkNull21
+	if anyValid {
+		anyValid = false
+		for _, c := range codes {
+			if c == 0 {
+				anyValid = true
+				break
+			}
+		}
+	}
+	var bufs [][]byte
+	layout := &pb21.PageLayout{}
+	if !anyValid {
+		// All null (§6.1): no buffers in the simple case, else raw u16
+		// rep and def level buffers (a 0-byte buffer is absent).
+		cl := &pb21.ConstantLayout{Layers: layers}
+		if !(len(layers) == 1 && l.nlists == 0) {
+			var rb []byte
+			if rep != nil {
+				rb = u16s(nil, rep)
+			}
+			var db []byte
+			if maxDef > 0 {
+				db = defs(0, len(codes))
+			}
+			bufs = [][]byte{rb, db}
+			if w.version >= V2_2 {
+				if rb != nil {
+					cl.RepCompression, cl.NumRepValues = flat21(16), uint64(len(rep))
+				}
+				if db != nil {
+					cl.DefCompression, cl.NumDefValues = flat21(16), uint64(len(codes))
+				}
+			}
+		}
+		layout.Layout = &pb21.PageLayout_ConstantLayout{ConstantLayout: cl}
+	} else {
+		var err error
+		bufs, layout, err = w.miniBlock21(l, e0, e1, s0, s1, rows, layers, rep, maxDef > 0, defs)
+		if err != nil {
+			return err
+		}
+	}
+	enc, err := proto.MarshalOptions{Deterministic: true}.Marshal(layout)
+	if err != nil {
+		return fmt.Errorf("datafile: encode page layout: %w", err)
+	}
+	p := Page{Length: uint64(rows), Priority: l.rows}
+	for _, b := range bufs {
+		r, err := w.writeBuffer(b)
+		if err != nil {
+			return err
+		}
+		p.Buffers = append(p.Buffers, r)
+	}
+	l.pages = append(l.pages, p)
+	l.encs = append(l.encs, enc)
+	l.rows += uint64(rows)
+	return nil
+}
+
+// chunk21 is one mini-block chunk: entries [e0,e1), slots [s0,s1).
+type chunk21 struct{ e0, e1, s0, s1 int }
+
+// chunks21 splits a page into chunks. With lists the page is one chunk
+// (rows never span chunks, W9); otherwise entries are slots and every
+// non-last chunk holds 2^k values (W5) of about chunkValueBudget bytes.
+func (l *leaf21) chunks21(e0, e1, s0, s1 int) []chunk21 {
+	if l.nlists > 0 {
+		return []chunk21{{e0, e1, s0, s1}}
+	}
+	var out []chunk21
+	for s := s0; s < s1; {
+		rem := s1 - s
+		if rem <= maxChunkValues && l.slotBytes(s, s1) <= chunkValueBudget {
+			out = append(out, chunk21{e0 + s - s0, e1, s, s1})
+			break
+		}
+		k := 1 << (bits.Len(uint(min(rem, maxChunkValues))) - 1)
+		for k > 1 && (k == rem || l.slotBytes(s, s+k) > chunkValueBudget) {
+			k >>= 1
+		}
+		if k == rem { // one value left: it is the last chunk
+			out = append(out, chunk21{e0 + s - s0, e1, s, s1})
+			break
+		}
+		out = append(out, chunk21{e0 + s - s0, e0 + s - s0 + k, s, s + k})
+		s += k
+	}
+	return out
+}
+
+// valueBuffers21 returns the value buffers of slots [s0, s1) and the value
+// compression describing them.
+func (l *leaf21) valueBuffers21(s0, s1 int, fslValidity bool) [][]byte {
+	n := s1 - s0
+	switch l.kind {
+	case lkFixed21:
+		bw := l.width / 8
+		return [][]byte{l.vals[s0*bw : s1*bw]}
+	case lkBool21:
+		return [][]byte{copyBits(l.vals, s0, n)}
+	case lkVar21:
+		ow := 4
+		if l.off64 {
+			ow = 8
+		}
+		start := uint64(0)
+		if s0 > 0 {
+			start = l.ends[s0-1]
+		}
+		base := uint64((n + 1) * ow)
+		end := start
+		if n > 0 {
+			end = l.ends[s1-1]
+		}
+		size := int(base) + int(end-start)
+		padded := (size + ow - 1) / ow * ow
+		b := make([]byte, 0, padded)
+		put := func(v uint64) {
+			if ow == 4 {
+				b = binary.LittleEndian.AppendUint32(b, uint32(v))
+			} else {
+				b = binary.LittleEndian.AppendUint64(b, v)
+			}
+		}
+		put(base)
+		for k := s0; k < s1; k++ {
+			put(base + l.ends[k] - start)
+		}
+		b = append(b, l.data[start:end]...)
+		for len(b) < padded {
+			b = append(b, 'H')
+		}
+		return [][]byte{b}
+	case lkFSL21:
+		var out [][]byte
+		if fslValidity {
+			out = append(out, copyBits(l.ivalid, s0*l.dim, n*l.dim))
+		}
+		if l.width == 1 {
+			out = append(out, copyBits(l.vals, s0*l.dim, n*l.dim))
+		} else {
+			bw := l.width / 8
+			out = append(out, l.vals[s0*l.dim*bw:s1*l.dim*bw])
+		}
+		return out
+	}
+	return nil
+}
+
+// copyBits copies n bits starting at bit from.
+func copyBits(src []byte, from, n int) []byte {
+	out := make([]byte, bitutil.BytesForBits(int64(n)))
+	if from%8 == 0 {
+		copy(out, src[from/8:])
+		if r := n % 8; r != 0 {
+			out[len(out)-1] &= byte(1<<r) - 1
+		}
+		return out
+	}
+	for k := range n {
+		if bitutil.BitIsSet(src, from+k) {
+			bitutil.SetBit(out, k)
+		}
+	}
+	return out
+}
+
+func (l *leaf21) valueCompression21(fslValidity bool) *pb21.CompressiveEncoding {
+	switch l.kind {
+	case lkVar21:
+		ob := uint64(32)
+		if l.off64 {
+			ob = 64
+		}
+		return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Variable{Variable: &pb21.Variable{Offsets: flat21(ob)}}}
+	case lkFSL21:
+		return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_FixedSizeList{FixedSizeList: &pb21.FixedSizeList{
+			ItemsPerValue: uint64(l.dim), HasValidity: fslValidity, Values: flat21(uint64(l.width))}}}
+	}
+	return flat21(uint64(l.width))
+}
+
+// miniBlock21 encodes a mini-block page (spec 2.1 §4).
+func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.RepDefLayer, rep []uint16, hasDef bool,
+	defs func(lo, hi int) []byte) ([][]byte, *pb21.PageLayout, error) {
+	large := w.version >= V2_2
+	fslValidity := false
+	if l.kind == lkFSL21 {
+		for k := s0 * l.dim; k < s1*l.dim && !fslValidity; k++ {
+			fslValidity = !bitutil.BitIsSet(l.ivalid, k)
+		}
+	}
+	chunks, chunkVals, valueEnc, dict, err := w.compressedChunks21(l, e0, e1, s0, s1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if chunks == nil {
+		chunks = l.chunks21(e0, e1, s0, s1)
+		valueEnc = l.valueCompression21(fslValidity)
+	}
+	// Rep and def levels of every chunk, compressed with one page-wide
+	// encoding (the smallest of flat(16), inline bit-packing, RLE).
+	var repBufs, defBufs [][]byte
+	for _, c := range chunks {
+		if rep != nil {
+			repBufs = append(repBufs, u16s(nil, rep[c.e0-e0:c.e1-e0]))
+		}
+		if hasDef {
+			defBufs = append(defBufs, defs(c.e0-e0, c.e1-e0))
+		}
+	}
+	repEnc, repBufs := w.compressLevels(repBufs)
+	defEnc, defBufs := w.compressLevels(defBufs)
+	var words, data, repIdx []byte
+	for ci, c := range chunks {
+		var vb [][]byte
+		if chunkVals != nil {
+			vb = chunkVals[ci]
+		} else {
+			vb = l.valueBuffers21(c.s0, c.s1, fslValidity)
+		}
+		var rb, db []byte
+		if rep != nil {
+			rb = repBufs[ci]
+		}
+		if hasDef {
+			db = defBufs[ci]
+		}
+		if len(rb) > 0xffff || len(db) > 0xffff {
+			return nil, nil, fmt.Errorf("%w: column %q: chunk levels exceed 64 KiB", ErrInvalidData, l.name)
+		}
+		start := len(data)
+		levels := 0
+		if rep != nil || hasDef {
+			levels = c.e1 - c.e0
+		}
+		data = binary.LittleEndian.AppendUint16(data, uint16(levels))
+		if rep != nil {
+			data = binary.LittleEndian.AppendUint16(data, uint16(len(rb)))
+		}
+		if hasDef {
+			data = binary.LittleEndian.AppendUint16(data, uint16(len(db)))
+		}
+		for _, b := range vb {
+			if large {
+				data = binary.LittleEndian.AppendUint32(data, uint32(len(b)))
+			} else {
+				if len(b) > 0xffff {
+					return nil, nil, fmt.Errorf("%w: column %q: a value of %d bytes does not fit a 2.1 mini-block chunk", ErrInvalidData, l.name, len(b))
+				}
+				data = binary.LittleEndian.AppendUint16(data, uint16(len(b)))
+			}
+		}
+		pad8 := func() {
+			for (len(data)-start)%8 != 0 {
+				data = append(data, 0xFE)
+			}
+		}
+		pad8()
+		for _, b := range append([][]byte{rb, db}, vb...) {
+			if b == nil {
+				continue
+			}
+			data = append(data, b...)
+			pad8()
+		}
+		size := len(data) - start
+		if !large && size > maxChunk21 {
+			return nil, nil, fmt.Errorf("%w: column %q: a chunk of %d bytes exceeds the 32 KiB of a 2.1 mini-block chunk", ErrInvalidData, l.name, size)
+		}
+		if uint64(size/8-1) >= 1<<28 {
+			return nil, nil, fmt.Errorf("%w: column %q: a chunk of %d bytes is too large", ErrInvalidData, l.name, size)
+		}
+		logv := 0
+		if ci < len(chunks)-1 {
+			logv = bits.TrailingZeros(uint(c.s1 - c.s0))
+		}
+		word := uint64(size/8-1)<<4 | uint64(logv)
+		if large {
+			words = binary.LittleEndian.AppendUint32(words, uint32(word))
+		} else {
+			words = binary.LittleEndian.AppendUint16(words, uint16(word))
+		}
+		if rep != nil {
+			ends := 0
+			for _, r := range rep[c.e0-e0 : c.e1-e0] {
+				if int(r) == l.nlists {
+					ends++
+				}
+			}
+			repIdx = binary.LittleEndian.AppendUint64(repIdx, uint64(ends))
+			repIdx = binary.LittleEndian.AppendUint64(repIdx, 0)
+		}
+	}
+	numBuffers := len(l.valueBuffers21(s0, s0, fslValidity))
+	if chunkVals != nil && len(chunkVals) > 0 {
+		numBuffers = len(chunkVals[0])
+	}
+	mb := &pb21.MiniBlockLayout{
+		ValueCompression: valueEnc,
+		Layers:           layers,
+		NumBuffers:       uint64(numBuffers),
+		NumItems:         uint64(s1 - s0),
+		HasLargeChunk:    large,
+	}
+	if rep != nil {
+		mb.RepCompression = repEnc
+		mb.RepetitionIndexDepth = 1
+	}
+	if hasDef {
+		mb.DefCompression = defEnc
+	}
+	bufs := [][]byte{words, data}
+	if dict != nil {
+		// Dictionary page (§4.5): the chunks hold u32 indices, buffer 2
+		// the dictionary.
+		mb.Dictionary, mb.NumDictionaryItems = dict.enc, dict.items
+		bufs = append(bufs, dict.buf)
+	}
+	if rep != nil {
+		bufs = append(bufs, repIdx)
+	}
+	_ = rows
+	return bufs, &pb21.PageLayout{Layout: &pb21.PageLayout_MiniBlockLayout{MiniBlockLayout: mb}}, nil
+}
+
+// compressedChunks21 compresses the values of a page without lists with
+// the codec's encoders (bit-packing for integers, FSST for text; spec 2.1
+// §7.3, §7.7), which also choose the chunking. It returns nil chunks when
+// the page's values keep the plain forms (fixed_size_list, null, lists,
+// or compression disabled).
+func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [][][]byte, *pb21.CompressiveEncoding, *dict21, error) {
+	if l.nlists > 0 || w.noCompression || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
+		return nil, nil, nil, nil, nil
+	}
+	n := s1 - s0
+	var b codec.Block
+	switch l.kind {
+	case lkFixed21:
+		bw := l.width / 8
+		b = codec.Block{Kind: codec.Fixed, Num: uint64(n), Bits: uint64(l.width), Data: l.vals[s0*bw : s1*bw]}
+	case lkBool21:
+		b = codec.Block{Kind: codec.Fixed, Num: uint64(n), Bits: 1, Data: copyBits(l.vals, s0, n)}
+	case lkVar21:
+		ob := uint64(32)
+		if l.off64 {
+			ob = 64
+		}
+		start := uint64(0)
+		if s0 > 0 {
+			start = l.ends[s0-1]
+		}
+		offs := make([]byte, 0, (n+1)*int(ob/8))
+		put := func(v uint64) {
+			if ob == 32 {
+				offs = binary.LittleEndian.AppendUint32(offs, uint32(v))
+			} else {
+				offs = binary.LittleEndian.AppendUint64(offs, v)
+			}
+		}
+		put(0)
+		end := start
+		for k := s0; k < s1; k++ {
+			put(l.ends[k] - start)
+			end = l.ends[k]
+		}
+		if ob == 32 && end-start > 1<<31-1 {
+			return nil, nil, nil, nil, nil
+		}
+		b = codec.Block{Kind: codec.Variable, Num: uint64(n), OffsetBits: ob, Offsets: offs, Data: l.data[start:end]}
+	}
+	eo := codec.EncodeOptions{Minor: int(w.version.Minor())}
+	enc, cs, err := codec.EncodeMiniBlock(b, eo)
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+	}
+	var dict *dict21
+	if l.kind == lkVar21 {
+		size := 0
+		for _, c := range cs {
+			size += len(c.Buffers[0])
+		}
+		if d, denc, dcs := l.dictionary21(b, eo); d != nil && d.size(dcs) < size {
+			dict, enc, cs = d, denc, dcs
+		}
+	}
+	chunks := make([]chunk21, len(cs))
+	vals := make([][][]byte, len(cs))
+	at := 0
+	for i, c := range cs {
+		chunks[i] = chunk21{e0 + at, e0 + at + int(c.N), s0 + at, s0 + at + int(c.N)}
+		vals[i] = c.Buffers
+		at += int(c.N)
+	}
+	if at != n {
+		return nil, nil, nil, nil, fmt.Errorf("datafile: column %q: the encoder chunked %d of %d values", l.name, at, n)
+	}
+	return chunks, vals, enc, dict, nil
+}
+
+// dict21 is the dictionary of a dictionary page.
+type dict21 struct {
+	enc   *pb21.CompressiveEncoding
+	buf   []byte
+	items uint64
+}
+
+func (d *dict21) size(cs []codec.Chunk) int {
+	n := len(d.buf)
+	for _, c := range cs {
+		n += len(c.Buffers[0])
+	}
+	return n
+}
+
+// maxDictItems bounds the distinct values of a dictionary page; pages with
+// more distinct values than a quarter of their values keep FSST/variable.
+const maxDictItems = 1 << 16
+
+// dictionary21 dictionary-encodes a string/binary page when its values are
+// few and repeated (Lance 12 does so for ≥ 100 values with few distinct
+// ones, spec 2.1 §4.5): u32 indices compressed by the mini-block encoder
+// (bit-packing), the distinct values as the codec's dictionary block.
+func (l *leaf21) dictionary21(b codec.Block, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk) {
+	n := int(b.Num)
+	if n < 100 {
+		return nil, nil, nil
+	}
+	limit := min(maxDictItems, n/4)
+	ids := make(map[string]uint32)
+	idx := make([]byte, 0, 4*n)
+	var offs, data []byte
+	put := func(v uint64) {
+		if b.OffsetBits == 32 {
+			offs = binary.LittleEndian.AppendUint32(offs, uint32(v))
+		} else {
+			offs = binary.LittleEndian.AppendUint64(offs, v)
+		}
+	}
+	put(0)
+	for i := 0; i < n; i++ {
+		v := b.Data[b.Offset(uint64(i)):b.Offset(uint64(i+1))]
+		id, ok := ids[string(v)]
+		if !ok {
+			if len(ids) >= limit {
+				return nil, nil, nil
+			}
+			id = uint32(len(ids))
+			ids[string(v)] = id
+			data = append(data, v...)
+			put(uint64(len(data)))
+		}
+		idx = binary.LittleEndian.AppendUint32(idx, id)
+	}
+	db := codec.Block{Kind: codec.Variable, Num: uint64(len(ids)), OffsetBits: b.OffsetBits, Offsets: offs, Data: data}
+	denc, dbuf, err := codec.EncodeDictionary(db, eo)
+	if err != nil {
+		return nil, nil, nil
+	}
+	ienc, cs, err := codec.EncodeMiniBlock(codec.Block{Kind: codec.Fixed, Num: uint64(n), Bits: 32, Data: idx}, eo)
+	if err != nil {
+		return nil, nil, nil
+	}
+	return &dict21{enc: denc, buf: dbuf, items: uint64(len(ids))}, ienc, cs
+}
+
+// compressLevels compresses the raw u16 levels of each chunk of a page with
+// one encoding for the page (MiniBlockLayout has one rep and one def
+// compression): inline bit-packing when every chunk has at most 1024
+// levels (Lance's block use, spec 2.1 §7.3), an RLE block frame in 2.2+
+// when the codec finds it smaller for every chunk (§7.6), else flat(16) —
+// whichever is smallest.
+func (w *Writer) compressLevels(raw [][]byte) (*pb21.CompressiveEncoding, [][]byte) {
+	if len(raw) == 0 || w.noCompression {
+		return flat21(16), raw
+	}
+	flatSize, bpOK := 0, true
+	for _, r := range raw {
+		flatSize += len(r)
+		if n := len(r) / 2; n == 0 || n > 1024 {
+			bpOK = false
+		}
+	}
+	bestEnc, best, bestSize := flat21(16), raw, flatSize
+	if bpOK {
+		out := make([][]byte, len(raw))
+		size := 0
+		for i, r := range raw {
+			out[i] = codec.AppendBitpacked(nil, 16, r, len(r)/2)
+			size += len(out[i])
+		}
+		if size < bestSize {
+			bestEnc, best, bestSize = &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_InlineBitpacking{
+				InlineBitpacking: &pb21.InlineBitpacking{UncompressedBitsPerValue: 16}}}, out, size
+		}
+	}
+	if w.version >= V2_2 {
+		out := make([][]byte, len(raw))
+		size := 0
+		var enc *pb21.CompressiveEncoding
+		for i, r := range raw {
+			lv := make([]uint16, len(r)/2)
+			for k := range lv {
+				lv[k] = binary.LittleEndian.Uint16(r[2*k:])
+			}
+			e, b := codec.EncodeLevels(lv, codec.EncodeOptions{Minor: int(w.version.Minor())})
+			if e.GetRle() == nil {
+				enc = nil
+				break
+			}
+			enc, out[i] = e, b
+			size += len(b)
+		}
+		if enc != nil && size < bestSize {
+			bestEnc, best = enc, out
+		}
+	}
+	return bestEnc, best
+}
+
+// encodeColumnMetadata21 serializes a 2.1+ column: encoding "values", then
+// pages whose encodings are PageLayout messages (W2).
+func encodeColumnMetadata21(pages []Page, layouts [][]byte) []byte {
+	var b []byte
+	b = pbAppendBytesField(b, 1, appendDirectAny(nil, typeColumnEncoding, columnEncodingValues()))
+	for i := range pages {
+		p := &pages[i]
+		var pb []byte
+		offs := make([]uint64, len(p.Buffers))
+		sizes := make([]uint64, len(p.Buffers))
+		for j, r := range p.Buffers {
+			offs[j], sizes[j] = r.Pos, r.Len
+		}
+		pb = pbAppendPackedUint64s(pb, 1, offs)
+		pb = pbAppendPackedUint64s(pb, 2, sizes)
+		pb = pbAppendVarintFieldNZ(pb, 3, p.Length)
+		pb = pbAppendBytesField(pb, 4, appendDirectAny(nil, typePageLayout21, layouts[i]))
+		pb = pbAppendVarintFieldNZ(pb, 5, p.Priority)
+		b = pbAppendBytesField(b, 2, pb)
+	}
+	return b
+}

@@ -1,0 +1,116 @@
+// Timed peer commands for the A/B benchmark harness (tests/bench), imported
+// by peer.mjs. Each runs an operation N times inside this node process and
+// reports the elapsed time measured here, so starting node and the request
+// itself never count:
+//
+//   bench-append DIR --ipc F.arrow [--n N]
+//       N appends of the IPC file's rows (Table.add, mode append), one table
+//       handle opened before the clock starts, as an application would.
+//   bench-count DIR [--n N]
+//       N times: a fresh connection, open the table at its latest version,
+//       countRows() — the cost of discovering and loading the latest version.
+//   bench-create DIR --ipc F.arrow [--storage-version V] [--n N]
+//       N times: create DIR (mode overwrite after the first) from the IPC
+//       file's rows; the file is read into memory before the clock starts.
+//
+// Result: {ns, ops, metrics?} with ns a decimal string (nanoseconds).
+
+export function benchCommands(h) {
+  const { Dataset, L, need, intArg } = h;
+
+  const count = (flags) => (flags.n === undefined ? 1 : intArg(flags.n, "--n"));
+
+  async function cmdBenchAppend(mods, pos, flags) {
+    need(pos, 1, "bench-append DIR --ipc F.arrow [--n N]");
+    if (flags.ipc === undefined) throw new h.UsageError("bench-append needs --ipc");
+    const n = count(flags);
+    const buf = h.readInput(flags.ipc);
+    const ds = new Dataset(mods, pos[0]);
+    try {
+      const t = await ds.open();
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < n; i++) await L("add", () => t.inner.add(buf, "append"));
+      const ns = process.hrtime.bigint() - t0;
+      return { ns: ns.toString(), ops: n };
+    } finally {
+      ds.cleanup();
+    }
+  }
+
+  async function cmdBenchCount(mods, pos, flags) {
+    need(pos, 1, "bench-count DIR [--n N]");
+    const n = count(flags);
+    let rows = 0;
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) {
+      const ds = new Dataset(mods, pos[0]);
+      try {
+        const t = await ds.open();
+        rows = await L("countRows", () => t.countRows());
+      } finally {
+        ds.cleanup();
+      }
+    }
+    const ns = process.hrtime.bigint() - t0;
+    return { ns: ns.toString(), ops: n, metrics: { rows: rows * n } };
+  }
+
+  async function cmdBenchCreate(mods, pos, flags) {
+    need(pos, 1, "bench-create DIR --ipc F.arrow [--storage-version V] [--n N]");
+    if (flags.ipc === undefined) throw new h.UsageError("bench-create needs --ipc");
+    const n = count(flags);
+    const buf = h.readInput(flags.ipc);
+    const so = {};
+    if (flags["storage-version"] !== undefined) so.new_table_data_storage_version = String(flags["storage-version"]);
+    const ds = new Dataset(mods, pos[0]);
+    try {
+      ds.link(true);
+      const db = await ds.connect();
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < n; i++) {
+        await L("createTable", () => db.inner.createTable(ds.name, buf, "overwrite", [], so));
+      }
+      const ns = process.hrtime.bigint() - t0;
+      return { ns: ns.toString(), ops: n };
+    } finally {
+      ds.cleanup();
+    }
+  }
+
+  // bench-scan DIR --column C [--n N]: N full scans of one column (a
+  // query selecting C, every batch pulled out of Lance as Arrow IPC, not
+  // decoded in JS), one table handle opened before the clock starts.
+  // metrics.ipc_bytes: the Arrow IPC bytes Lance returned (all scans).
+  async function cmdBenchScan(mods, pos, flags) {
+    need(pos, 1, "bench-scan DIR --column C [--n N]");
+    if (flags.column === undefined) throw new h.UsageError("bench-scan needs --column");
+    const n = count(flags);
+    const ds = new Dataset(mods, pos[0]);
+    try {
+      const t = await ds.open();
+      let bytes = 0;
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < n; i++) {
+        const q = t.query();
+        q.select([String(flags.column)]);
+        const it = await L("query", () => q.nativeExecute());
+        for (;;) {
+          const buf = await L("query", () => it.next());
+          if (!buf) break;
+          bytes += buf.length;
+        }
+      }
+      const ns = process.hrtime.bigint() - t0;
+      return { ns: ns.toString(), ops: n, metrics: { ipc_bytes: bytes } };
+    } finally {
+      ds.cleanup();
+    }
+  }
+
+  return {
+    "bench-scan": cmdBenchScan,
+    "bench-append": cmdBenchAppend,
+    "bench-count": cmdBenchCount,
+    "bench-create": cmdBenchCreate,
+  };
+}
