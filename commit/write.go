@@ -448,13 +448,11 @@ func writeFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 	case opts.Mode == ModeAppend && head == nil:
 		return nil, fmt.Errorf("%w: %s has no manifest (use mode create)", ErrDatasetNotFound, st)
 	}
-	if opts.Mode == ModeAppend {
-		// Before the seed opt-in advice: enabling seeds on a table whose
-		// files this build cannot write would lock Lance out for nothing
-		// (issue 15 item 17).
-		if v := DataFormatVersion(head.Manifest); v != "2.0" && head.Manifest.GetReaderFeatureFlags()&flags.MixedDataFileVersions == 0 {
-			return nil, fmt.Errorf("%w: the dataset's data storage version is %s; lancekeeper writes 2.0 data files only", ErrInvalidTransaction, v)
-		}
+	// Before the seed opt-in advice: enabling seeds on a table whose files
+	// this build cannot write would lock Lance out for nothing (issue 15
+	// item 17).
+	if _, err := chooseStorageVersion(opts, head); err != nil {
+		return nil, err
 	}
 	if seeding && !opts.Commit.EnableZoneWriteSeeds && (head == nil || !HasZoneWriteSeeds(head.Manifest)) {
 		return nil, fmt.Errorf("%w: writing v1 seeds would set FLAG_ZONE_WRITE_SEEDS, which old Lance readers refuse; enable it explicitly (--enable-zone-write-seeds, `lancekeeper seeds enable`, or WriteOptions.Commit.EnableZoneWriteSeeds)", ErrSeedsNotEnabled)

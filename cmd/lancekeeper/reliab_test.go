@@ -253,18 +253,18 @@ func TestItem16_BranchFlags(t *testing.T) {
 }
 
 // TestItem17_SeedsEnableRefusedWhereThisBuildCannotWrite is issue 15 item
-// 17: activation on a table whose files this build cannot write (2.1) is
+// 17: activation on a table whose files this build cannot write (2.3) is
 // refused (exit 3, nothing written), and `write --seeds` on it no longer
 // recommends the activation.
 func TestItem17_SeedsEnableRefusedWhereThisBuildCannotWrite(t *testing.T) {
-	src := filepath.Join("..", "..", "..", "shared", "lance-corpus", "lance12", "storage_2_1.lance")
+	src := filepath.Join("..", "..", "..", "shared", "lance-corpus", "lance12", "storage_2_3.lance")
 	ds := filepath.Join(t.TempDir(), "ds")
 	if err := os.CopyFS(ds, os.DirFS(src)); err != nil {
 		t.Fatalf("the shared corpus is required: %v", err)
 	}
 	before := listTree(t, ds)
 	code, _, errs := runCLI(t, "seeds", "enable", ds, "--yes")
-	if code != exitRefused || !strings.Contains(errs, "2.0 only") {
+	if code != exitRefused || !strings.Contains(errs, "2.2 only") {
 		t.Fatalf("exit %d %s", code, errs)
 	}
 	if strings.Join(listTree(t, ds), ",") != strings.Join(before, ",") {
@@ -273,7 +273,7 @@ func TestItem17_SeedsEnableRefusedWhereThisBuildCannotWrite(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "in.csv")
 	writeCSVFile(t, in, 0, 10)
 	_, _, errs = runCLI(t, "write", ds, "--from", in, "--seeds", "all")
-	if strings.Contains(errs, "seeds enable") || !strings.Contains(errs, "2.0 data files only") {
-		t.Fatalf("write --seeds on a 2.1 table: %s", errs)
+	if strings.Contains(errs, "seeds enable") || !strings.Contains(errs, "data files only") {
+		t.Fatalf("write --seeds on a 2.3 table: %s", errs)
 	}
 }
