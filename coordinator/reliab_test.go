@@ -234,3 +234,31 @@ func TestItem17_ActivationIsLogged(t *testing.T) {
 		t.Fatalf("%d activation log lines:\n%s", n, logs.String())
 	}
 }
+
+// TestItem10_SummaryRowSumIsChecked: two fragments of 2^64-1 rows made the
+// summary's physical_rows wrap around (issue 15 item 10); now the summary
+// is refused as a corrupt manifest.
+func TestItem10_SummaryRowSumIsChecked(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	st := ts.createDataset(t, "ds")
+	m := proto.Clone(latest(t, st).Manifest).(*pb.Manifest)
+	m.Version = 2
+	second := proto.Clone(m.Fragments[0]).(*pb.DataFragment)
+	second.Id = 1
+	m.Fragments = append(m.Fragments, second)
+	m.Fragments[0].PhysicalRows, m.Fragments[1].PhysicalRows = 1<<64-1, 1<<64-1
+	mx := uint32(1)
+	m.MaxFragmentId = &mx
+	data, err := manifest.EncodePrelude(nil, m, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(context.Background(), manifest.ManifestPath(manifest.V2, 2), data); err != nil {
+		t.Fatal(err)
+	}
+	var sum coordapi.DatasetSummary
+	code, eb := ts.call(t, http.MethodGet, "/v1/datasets/ds", nil, &sum)
+	if code == http.StatusOK || eb == nil || !strings.Contains(eb.Message, "overflow") {
+		t.Fatalf("got %d %+v (physical_rows %d)", code, eb, sum.PhysicalRows)
+	}
+}
