@@ -23,6 +23,7 @@ import (
 
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/flags"
+	"github.com/lancekeeper/lancekeeper/inspect"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 	"github.com/lancekeeper/lancekeeper/seedio"
@@ -43,6 +44,7 @@ const (
 	KindFlags             = "inconsistent_flags"
 	KindSeed              = "invalid_seed"
 	KindIndex             = "index"
+	KindUnsoundSeed       = "unsound_seed"
 )
 
 // Problem is one thing wrong with a version.
@@ -88,6 +90,10 @@ type Options struct {
 	Version uint64
 	// AllVersions checks every version listed under _versions/.
 	AllVersions bool
+	// Seeds also audits every seed against the values its data file
+	// stores (inspect.AuditSeeds, what `lancekeeper seeds verify` prints):
+	// counts exact, every value inside the bounds.
+	Seeds bool
 }
 
 // Dataset checks the dataset in st: the latest version, the one named by
@@ -133,6 +139,11 @@ func Dataset(ctx context.Context, st *store.Store, opts Options) (*Report, error
 		}
 		rep.Versions = append(rep.Versions, v)
 		c.version(ctx, f)
+		if opts.Seeds {
+			if err := c.audit(ctx, f); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return rep, nil
 }
@@ -323,4 +334,44 @@ func (c *checker) index(ctx context.Context, v uint64, idx *pb.IndexMetadata, re
 			c.problem(v, nil, name, KindWrongSize, fmt.Sprintf("index %q records %d bytes but the file has %d", idx.GetName(), fl.GetSizeBytes(), size))
 		}
 	}
+}
+
+// audit runs the seed audit of one version and records every seed that is
+// not sound.
+func (c *checker) audit(ctx context.Context, f *manifest.File) error {
+	v := f.Manifest.GetVersion()
+	a, err := inspect.AuditSeeds(ctx, c.st, f.Manifest, "")
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		c.problem(v, nil, "", KindUnsoundSeed, "seed audit: "+err.Error())
+		return nil
+	}
+	for _, fa := range a.Files {
+		id := fa.Fragment
+		if fa.Err != nil {
+			continue // reported by the structural check
+		}
+		for _, sv := range fa.Seeds {
+			if sv.Status == datafile.SeedSound {
+				continue
+			}
+			reason := fmt.Sprintf("seed of column %q is %s", sv.Column, sv.Status)
+			if sv.Check != "" {
+				reason += fmt.Sprintf(": %s", sv.Check)
+				if sv.Zone >= 0 {
+					reason += fmt.Sprintf(" in zone %d", sv.Zone)
+				}
+				if sv.Value != nil || sv.Bound != nil {
+					reason += fmt.Sprintf(" (file has %v, seed claims %v)", sv.Value, sv.Bound)
+				}
+			}
+			if sv.Err != nil {
+				reason += ": " + sv.Err.Error()
+			}
+			c.problem(v, &id, fa.Path, KindUnsoundSeed, reason)
+		}
+	}
+	return nil
 }

@@ -216,3 +216,12 @@ func TestCheck_Lance12CorpusIsClean(t *testing.T) {
 		t.Fatal("no corpus table found")
 	}
 }
+
+// TestCheck_SeedsAudit: with Seeds the audit of `seeds verify` runs too; a
+// healthy dataset stays clean.
+func TestCheck_SeedsAudit(t *testing.T) {
+	rep := run(t, healthy(t), Options{Seeds: true})
+	if !rep.OK() || rep.Seeds != 2 {
+		t.Fatalf("%+v", rep)
+	}
+}

@@ -449,6 +449,12 @@ func writeFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 	case opts.Mode == ModeAppend && head == nil:
 		return nil, fmt.Errorf("%w: %s has no manifest (use mode create)", ErrDatasetNotFound, st)
 	}
+	// Before the seed opt-in advice: enabling seeds on a table whose files
+	// this build cannot write would lock Lance out for nothing (issue 15
+	// item 17).
+	if _, err := chooseStorageVersion(opts, head); err != nil {
+		return nil, err
+	}
 	if seeding && !opts.Commit.EnableZoneWriteSeeds && (head == nil || !HasZoneWriteSeeds(head.Manifest)) {
 		return nil, fmt.Errorf("%w: writing v1 seeds would set FLAG_ZONE_WRITE_SEEDS, which old Lance readers refuse; enable it explicitly (--enable-zone-write-seeds, `lancekeeper seeds enable`, or WriteOptions.Commit.EnableZoneWriteSeeds)", ErrSeedsNotEnabled)
 	}
@@ -541,7 +547,13 @@ func writeFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rec := rdr.RecordBatch()
+		rec, err := checkInputBatch(rdr.RecordBatch())
+		if err != nil {
+			return nil, err
+		}
+		if rec != rdr.RecordBatch() {
+			defer rec.Release()
+		}
 		if perm != nil {
 			cols := make([]arrow.Array, len(perm))
 			for i, j := range perm {

@@ -346,6 +346,22 @@ func (s *Server) logCommit(q *dsQueue, op string, n int, start time.Time, res *c
 	}
 	s.log.Info("committed", "dataset", q.key, "op", op, "version", res.Version, "read_version", res.ReadVersion,
 		"requests", n, "attempts", res.Attempts, "ms", ms)
+	if s.activates(q, res) {
+		s.log.Warn("this commit activated FLAG_ZONE_WRITE_SEEDS: Lance releases without zone write seed support now refuse the dataset",
+			"dataset", q.key, "op", op, "version", res.Version)
+	}
+}
+
+// activates reports whether the committed version is the first with
+// FLAG_ZONE_WRITE_SEEDS (its parent lacks the flag).
+func (s *Server) activates(q *dsQueue, res *commit.Result) bool {
+	if res == nil || res.Manifest == nil || !commit.HasZoneWriteSeeds(res.Manifest) || res.Version <= 1 {
+		return res != nil && res.Manifest != nil && res.Version == 1 && commit.HasZoneWriteSeeds(res.Manifest)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	prev, err := manifest.ReadVersion(ctx, q.st.Bucket(), q.st.KeyPrefix(), res.Version-1)
+	return err == nil && !commit.HasZoneWriteSeeds(prev.Manifest)
 }
 
 // commitResponse converts a job result.

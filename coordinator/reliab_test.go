@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -200,5 +201,64 @@ func TestItem6_ClientMistakesAre4xx(t *testing.T) {
 	code, eb = ts.call(t, http.MethodPost, "/v1/datasets/ds/tags", coordapi.CreateTagRequest{Name: strings.Repeat("t", 5000)}, nil)
 	if code < 400 || code >= 500 {
 		t.Fatalf("long tag name: %d %+v", code, eb)
+	}
+}
+
+// syncBuffer is a log sink safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestItem17_ActivationIsLogged: the coordinator logs an activating
+// commit as such (issue 15 item 17), once.
+func TestItem17_ActivationIsLogged(t *testing.T) {
+	var logs syncBuffer
+	ts := newTestServer(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ts.createDataset(t, "ds")
+	ts.ok(t, http.MethodPost, "/v1/datasets/ds/seeds/enable", nil, nil)
+	ts.ok(t, http.MethodPost, "/v1/datasets/ds/seeds/enable", nil, nil)
+	if n := strings.Count(logs.String(), "activated FLAG_ZONE_WRITE_SEEDS"); n != 1 {
+		t.Fatalf("%d activation log lines:\n%s", n, logs.String())
+	}
+}
+
+// TestItem10_SummaryRowSumIsChecked: two fragments of 2^64-1 rows made the
+// summary's physical_rows wrap around (issue 15 item 10); now the summary
+// is refused as a corrupt manifest.
+func TestItem10_SummaryRowSumIsChecked(t *testing.T) {
+	ts := newTestServer(t, Config{})
+	st := ts.createDataset(t, "ds")
+	m := proto.Clone(latest(t, st).Manifest).(*pb.Manifest)
+	m.Version = 2
+	second := proto.Clone(m.Fragments[0]).(*pb.DataFragment)
+	second.Id = 1
+	m.Fragments = append(m.Fragments, second)
+	m.Fragments[0].PhysicalRows, m.Fragments[1].PhysicalRows = 1<<64-1, 1<<64-1
+	mx := uint32(1)
+	m.MaxFragmentId = &mx
+	data, err := manifest.EncodePrelude(nil, m, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(context.Background(), manifest.ManifestPath(manifest.V2, 2), data); err != nil {
+		t.Fatal(err)
+	}
+	var sum coordapi.DatasetSummary
+	code, eb := ts.call(t, http.MethodGet, "/v1/datasets/ds", nil, &sum)
+	if code == http.StatusOK || eb == nil || !strings.Contains(eb.Message, "overflow") {
+		t.Fatalf("got %d %+v (physical_rows %d)", code, eb, sum.PhysicalRows)
 	}
 }

@@ -621,7 +621,14 @@ func genFloat16(r *rand.Rand) any {
 	case 2:
 		return float16.FromBits(0)
 	case 3:
-		return float16.FromBits([]uint16{0x7C00, 0xFC00, 0x7BFF, 0xFBFF, 0x0001}[r.Intn(5)])
+		return float16.FromBits([]uint16{0x7C00, 0xFC00, 0x7BFF, 0xFBFF, 0x0001, 0x8001, 0x03FF, 0x83FF, 0x0400}[r.Intn(9)])
+	case 4:
+		// Subnormals of both signs (issue 15 item 7).
+		b := uint16(1 + r.Intn(0x3FF))
+		if r.Intn(2) == 0 {
+			b |= 1 << 15
+		}
+		return float16.FromBits(b)
 	}
 	return float16.New(float32(r.Intn(21)-10) / 8)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,6 +20,7 @@ import (
 	"github.com/lancekeeper/lancekeeper/commit"
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/filter"
+	"github.com/lancekeeper/lancekeeper/internal/floatorder"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 	"github.com/lancekeeper/lancekeeper/scan"
@@ -30,7 +33,7 @@ import (
 func (commands) Seeds() command {
 	return command{
 		name:  "seeds",
-		usage: "DATASET [--column C] [--where PRED] [--zones] [--version N | --tag T] [--branch B] [--json]  |  seeds enable DATASET  |  seeds verify DATASET [--version N | --tag T] [--column C] [--json]",
+		usage: "DATASET [--column C] [--where PRED] [--zones] [--version N | --tag T] [--branch B] [--json]  |  seeds enable DATASET [--branch B] [--yes]  |  seeds verify DATASET [--version N | --tag T] [--column C] [--json]",
 		summary: "Show each data file's zone write seeds (version, zones, validation) and a --where pruning preview; " +
 			"'seeds enable' explicitly activates FLAG_ZONE_WRITE_SEEDS.",
 		run: runSeeds,
@@ -172,8 +175,10 @@ func runSeeds(e *env, args []string) int {
 }
 
 func runSeedsEnable(e *env, args []string) int {
-	c := command{name: "seeds enable", usage: "DATASET", summary: "Explicitly activate FLAG_ZONE_WRITE_SEEDS (a commit that sets the bit in both flag words and changes nothing else)."}
+	c := command{name: "seeds enable", usage: "DATASET [--branch B] [--yes]", summary: "Explicitly activate FLAG_ZONE_WRITE_SEEDS (a commit that sets the bit in both flag words and changes nothing else)."}
 	fs := newFlagSet(e, c)
+	branch := fs.String("branch", "", "activate on this branch instead of main")
+	yes := fs.Bool("yes", false, "do not ask for confirmation on a terminal")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return parseFailed(err)
@@ -187,7 +192,34 @@ func runSeedsEnable(e *env, args []string) int {
 		return fail(e, c.name, exitBadInput, err)
 	}
 	defer d.Close()
-	res, already, err := commit.EnableZoneWriteSeeds(e.ctx, d.Store(), commit.Options{})
+	st, err := d.BranchStore(*branch)
+	if err != nil {
+		return fail(e, c.name, exitBadInput, err)
+	}
+	head, _, err := manifest.LoadLatest(e.ctx, st.Bucket(), st.KeyPrefix())
+	if err != nil {
+		return fail(e, c.name, errorCode(err), fmt.Errorf("%s: %w", st, err))
+	}
+	m := head.Manifest
+	if commit.HasZoneWriteSeeds(m) {
+		fmt.Fprintf(e.stdout, "%s: FLAG_ZONE_WRITE_SEEDS is already set; nothing to do\n", st)
+		return exitOK
+	}
+	// Refuse when this build cannot write seeded files into the table:
+	// the activation would lock Lance releases out for nothing.
+	if v := commit.DataFormatVersion(m); v != "2.0" && v != "2.1" && v != "2.2" {
+		return fail(e, c.name, exitRefused, fmt.Errorf("%s: the table's data storage version is %s and this build writes seeded data files in 2.0, 2.1 and 2.2 only; activating FLAG_ZONE_WRITE_SEEDS would lock Lance releases out without any seeded file to gain", st, v))
+	}
+	fmt.Fprintf(e.stderr, "Activating FLAG_ZONE_WRITE_SEEDS on %s: from the new version on, Lance releases without zone write seed support refuse to open this dataset, for good (restore and overwrite keep the bit). Earlier versions are unchanged.\n", st)
+	if !*yes && isTerminal(os.Stdin) && isTerminal(os.Stderr) {
+		fmt.Fprint(e.stderr, "Continue? [y/N] ")
+		answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			fmt.Fprintln(e.stderr, "nothing changed")
+			return exitBadInput
+		}
+	}
+	res, already, err := commit.EnableZoneWriteSeeds(e.ctx, st, commit.Options{})
 	if err != nil {
 		code := exitFailure
 		if errors.Is(err, commit.ErrDatasetNotFound) {
@@ -199,10 +231,10 @@ func runSeedsEnable(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "%s: FLAG_ZONE_WRITE_SEEDS is already set; nothing to do\n", pos[0])
 		return exitOK
 	}
-	m := res.Manifest
+	m = res.Manifest
 	fmt.Fprintf(e.stdout, "%s: version %d activates FLAG_ZONE_WRITE_SEEDS (reader flags %d, writer flags %d); nothing else changed.\n",
 		pos[0], res.Version, m.GetReaderFeatureFlags(), m.GetWriterFeatureFlags())
-	fmt.Fprintln(e.stdout, "Lance releases without zone write seed support now refuse to open this dataset; earlier versions are unchanged.")
+	fmt.Fprintln(e.stdout, "Lance releases without zone write seed support now refuse to open this dataset (restore and overwrite keep the bit); earlier versions are unchanged.")
 	return exitOK
 }
 
@@ -393,7 +425,13 @@ func jsonValue(v any) any {
 		}
 		return f
 	case float16.Num:
-		return x.Float32()
+		// Exactly, subnormals included (issue 15 item 7); ±Inf and NaN as
+		// for float32/64, since JSON has no number for them (item 8).
+		f := floatorder.Float16ToFloat64(x.Uint16())
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Sprint(f)
+		}
+		return f
 	case bool, string, int8, int16, int32, int64, uint8, uint16, uint32, uint64:
 		return x
 	case fmt.Stringer:

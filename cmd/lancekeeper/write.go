@@ -26,6 +26,7 @@ import (
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/flags"
 	"github.com/lancekeeper/lancekeeper/inspect"
+	"github.com/lancekeeper/lancekeeper/snapshot"
 	"github.com/lancekeeper/lancekeeper/store"
 )
 
@@ -33,7 +34,7 @@ import (
 func (commands) Write() command {
 	return command{
 		name:    "write",
-		usage:   "DATASET --from FILE [--mode create|append|overwrite] [--seeds all|COL,…] [--rows-per-zone N] [--enable-zone-write-seeds] [--format auto|arrow|parquet|csv] [--max-rows-per-file N] [--progress] [--json] [--coordinator URL [--token T] [--dataset-name NAME]]",
+		usage:   "DATASET --from FILE [--mode create|append|overwrite] [--seeds all|COL,…] [--rows-per-zone N] [--enable-zone-write-seeds] [--format auto|arrow|parquet|csv] [--max-rows-per-file N] [--branch B] [--progress] [--json] [--coordinator URL [--token T] [--dataset-name NAME]]",
 		summary: "Write Arrow IPC, Parquet or CSV rows as Lance v2.0 data files (optionally with v1 zone write seeds) and commit them.",
 		run:     runWrite,
 	}
@@ -72,6 +73,7 @@ func runWrite(e *env, args []string) int {
 	rpz := fs.Uint64("rows-per-zone", 0, "rows per seed zone (default 8192)")
 	enable := fs.Bool("enable-zone-write-seeds", false, "explicitly allow this write to set FLAG_ZONE_WRITE_SEEDS (old Lance readers then refuse the dataset)")
 	noIndexSeeds := fs.Bool("no-index-seeds", false, "do not add the seeds the dataset's ZoneMap indices ask for (by default an append does, v0 on tables without FLAG_ZONE_WRITE_SEEDS)")
+	branch := fs.String("branch", "", "write to this branch (it must exist: `lancekeeper branch create`) instead of main")
 	maxRows := fs.Int("max-rows-per-file", 0, "rows per data file / fragment (default 1048576)")
 	progress := fs.Bool("progress", false, "show a progress bar on stderr even when it is not a terminal")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -98,6 +100,29 @@ func runWrite(e *env, args []string) int {
 		return fail(e, c.name, exitBadInput, err)
 	}
 	defer st.Close()
+	if b := strings.TrimSpace(*branch); b != "" && b != snapshot.MainBranch {
+		if cw.url != "" {
+			return fail(e, c.name, exitBadInput, errors.New("--branch cannot be combined with --coordinator"))
+		}
+		if err := snapshot.ValidateBranchName(b); err != nil {
+			return fail(e, c.name, exitBadInput, err)
+		}
+		bst, err := st.Sub(snapshot.BranchRoot(b))
+		if err != nil {
+			return fail(e, c.name, exitBadInput, err)
+		}
+		exists, err := datasetExists(e.ctx, bst)
+		if err != nil {
+			return fail(e, c.name, exitFailure, err)
+		}
+		if !exists {
+			return fail(e, c.name, exitBadInput, fmt.Errorf("%s has no branch %q (create it with `lancekeeper branch create`)", pos[0], b))
+		}
+		if *modeS == "create" {
+			return fail(e, c.name, exitBadInput, fmt.Errorf("--mode create on branch %q: a branch always exists already (use append or overwrite)", b))
+		}
+		st = bst
+	}
 
 	opts := commit.WriteOptions{RowsPerZone: *rpz, MaxRowsPerFile: *maxRows, NoDeclaredSeeds: *noIndexSeeds, Commit: commit.Options{EnableZoneWriteSeeds: *enable},
 		DataStorageVersion: strings.TrimSpace(*dsv), ReplaceSchema: *replaceSchema}
