@@ -70,7 +70,7 @@ func TestUnsafeStoreRefusedUnlessAllowed(t *testing.T) {
 		t.Fatalf("a refused write left files: %v", files)
 	}
 
-	res, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 0), WriteOptions{Mode: ModeCreate, Commit: Options{AllowUnsafeCommit: true}})
+	res, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 0), WriteOptions{Mode: ModeCreate, DataStorageVersion: "2.0", Commit: Options{AllowUnsafeCommit: true}})
 	if err != nil || res.Version != 1 {
 		t.Fatalf("WriteArrow with AllowUnsafeCommit: %v %+v", err, res)
 	}

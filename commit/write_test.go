@@ -13,6 +13,8 @@ import (
 
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/flags"
+	"github.com/lancekeeper/lancekeeper/manifest"
+	"github.com/lancekeeper/lancekeeper/manifest/pb"
 	"github.com/lancekeeper/lancekeeper/seedio"
 )
 
@@ -122,7 +124,8 @@ func TestWriteArrow_CreateAppendWithSeeds(t *testing.T) {
 func TestWriteArrow_AppendReordersColumns(t *testing.T) {
 	ctx := context.Background()
 	st := memStore(t)
-	if _, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 0), WriteOptions{Mode: ModeCreate}); err != nil {
+	// 2.0: the test reads the rows back with the 2.0 decoder.
+	if _, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 0), WriteOptions{Mode: ModeCreate, DataStorageVersion: "2.0"}); err != nil {
 		t.Fatal(err)
 	}
 	swapped := arrow.NewSchema([]arrow.Field{testArrowSchema.Field(1), testArrowSchema.Field(0)}, nil)
@@ -221,15 +224,114 @@ func (f *failingReader) Err() error {
 	return f.RecordReader.Err()
 }
 
-func TestWriteArrow_RefusesNon20Dataset(t *testing.T) {
+// TestWriteArrow_AppendsAtTheTableStorageVersion (spec 2.1 §8.4: a
+// table's files all have the table's version): an append to a Lance 12
+// 2.2 table writes 2.2 files; asking for another version, or a legacy
+// table, is refused with ErrStorageVersion before anything is written;
+// create defaults to 2.2; overwrite keeps the table's version and schema.
+func TestWriteArrow_AppendsAtTheTableStorageVersion(t *testing.T) {
 	ctx := context.Background()
 	dir := copyDir(t, "testdata/lance12_seeds_v0_zonemap.lance")
 	st := localStoreAt(t, dir)
-	_, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 5, 0), WriteOptions{Mode: ModeAppend})
-	if !errors.Is(err, ErrInvalidTransaction) || !strings.Contains(err.Error(), "2.2") {
-		t.Fatalf("got %v", err)
+	head, _, err := manifest.LoadLatest(ctx, st.Bucket(), strings.TrimSuffix(st.KeyPrefix(), "/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := DataFormatVersion(head.Manifest); v != "2.2" {
+		t.Fatalf("fixture is %s", v)
+	}
+	in := arrowSchemaOf(t, head.Manifest)
+	r, err := WriteArrow(ctx, st, nullRecords(in, 5), WriteOptions{Mode: ModeAppend})
+	if err != nil {
+		t.Fatalf("append to a 2.2 table: %v", err)
+	}
+	for _, f := range r.Manifest.GetFragments() {
+		df := f.GetFiles()[0]
+		if df.GetFileMajorVersion() != 2 || df.GetFileMinorVersion() != 2 {
+			t.Fatalf("fragment %d: file version %d.%d", f.GetId(), df.GetFileMajorVersion(), df.GetFileMinorVersion())
+		}
+	}
+	if _, err := WriteArrow(ctx, st, nullRecords(in, 5), WriteOptions{Mode: ModeAppend, DataStorageVersion: "2.0"}); !errors.Is(err, ErrStorageVersion) {
+		t.Fatalf("append asking for 2.0: %v", err)
+	}
+	// Legacy table: typed refusal, nothing written.
+	legacy := &pb.Manifest{DataFormat: &pb.Manifest_DataStorageFormat{FileFormat: "lance", Version: "0.1"}}
+	if _, err := chooseStorageVersion(WriteOptions{Mode: ModeAppend}, &manifest.File{Manifest: legacy}); !errors.Is(err, ErrStorageVersion) || !strings.Contains(err.Error(), "legacy") {
+		t.Fatalf("legacy: %v", err)
+	}
+	for _, tc := range []struct {
+		opts WriteOptions
+		want datafile.FileVersion
+	}{
+		{WriteOptions{Mode: ModeCreate}, datafile.V2_2},
+		{WriteOptions{Mode: ModeCreate, DataStorageVersion: "2.1"}, datafile.V2_1},
+		{WriteOptions{Mode: ModeCreate, DataStorageVersion: "2.0"}, datafile.V2_0},
+		{WriteOptions{Mode: ModeOverwrite}, datafile.V2_2},
+	} {
+		if got, err := chooseStorageVersion(tc.opts, nil); err != nil || got != tc.want {
+			t.Errorf("%+v: %v %v", tc.opts, got, err)
+		}
+	}
+	if _, err := chooseStorageVersion(WriteOptions{Mode: ModeCreate, DataStorageVersion: "2.3"}, nil); !errors.Is(err, ErrStorageVersion) {
+		t.Errorf("2.3: %v", err)
+	}
+	// Overwrite keeps the version and the schema (issue 15 item 15).
+	ow, err := WriteArrow(ctx, st, nullRecords(in, 3), WriteOptions{Mode: ModeOverwrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := DataFormatVersion(ow.Manifest); v != "2.2" {
+		t.Fatalf("overwrite changed the storage version to %s", v)
+	}
+	if got, want := fieldsString(ow.Manifest.GetFields()), fieldsString(head.Manifest.GetFields()); got != want {
+		t.Fatalf("overwrite changed the schema:\n got %s\nwant %s", got, want)
 	}
 	_ = flags.ZoneWriteSeeds
+}
+
+func fieldsString(fs []*pb.Field) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "%d/%d %s %s %v; ", f.GetId(), f.GetParentId(), f.GetName(), f.GetLogicalType(), f.GetNullable())
+	}
+	return b.String()
+}
+
+// arrowSchemaOf is the Arrow schema of a manifest's fields (top level).
+func arrowSchemaOf(t *testing.T, m *pb.Manifest) *arrow.Schema {
+	t.Helper()
+	s := &datafile.Schema{}
+	at := map[int32]int{}
+	for i, f := range m.GetFields() {
+		at[f.GetId()] = i
+		s.Fields = append(s.Fields, datafile.Field{Name: f.GetName(), ID: f.GetId(), ParentID: f.GetParentId(), LogicalType: f.GetLogicalType(), Nullable: f.GetNullable()})
+		if p, ok := at[f.GetParentId()]; ok {
+			s.Fields[p].Children = append(s.Fields[p].Children, i)
+		}
+	}
+	sch, err := s.ArrowSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
+}
+
+// nullRecords is n rows of sch: zero / empty values, nulls where nullable.
+func nullRecords(sch *arrow.Schema, n int) array.RecordReader {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+	defer b.Release()
+	for i, f := range sch.Fields() {
+		for r := 0; r < n; r++ {
+			if f.Nullable && r%2 == 1 {
+				b.Field(i).AppendNull()
+			} else {
+				b.Field(i).AppendEmptyValue()
+			}
+		}
+	}
+	rec := b.NewRecordBatch()
+	rdr, _ := array.NewRecordReader(sch, []arrow.RecordBatch{rec})
+	return rdr
 }
 
 // TestWriteFragments_WritesWithoutCommitting: WriteFragments writes the data

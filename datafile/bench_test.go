@@ -53,7 +53,11 @@ func benchBatches(b *testing.B) ([]arrow.RecordBatch, int64) {
 }
 
 func writeBench(b *testing.B, recs []arrow.RecordBatch, seeds bool) {
-	w, err := NewWriter(io.Discard, recs[0].Schema(), WriterOptions{SeedAllColumns: seeds})
+	writeBenchV(b, recs, seeds, V2_0)
+}
+
+func writeBenchV(b *testing.B, recs []arrow.RecordBatch, seeds bool, v FileVersion) {
+	w, err := NewWriter(io.Discard, recs[0].Schema(), WriterOptions{SeedAllColumns: seeds, Version: v})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -118,4 +122,38 @@ func BenchmarkWrite1M(b *testing.B) {
 			b.ReportMetric(100*(onCPU.Seconds()/offCPU.Seconds()-1), "%cpu-overhead")
 		}
 	})
+}
+
+// BenchmarkWrite1M22 is BenchmarkWrite1M for 2.2 files (mini-block pages,
+// bit-packing and FSST where smaller): seeds on vs off in one run.
+func BenchmarkWrite1M22(b *testing.B) {
+	recs, size := benchBatches(b)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	b.SetBytes(2 * size)
+	var off, on, offCPU, onCPU time.Duration
+	i := 0
+	for b.Loop() {
+		for k := 0; k < 2; k++ {
+			seeds := (k+i)%2 == 0
+			t0, c0 := time.Now(), processCPU()
+			writeBenchV(b, recs, seeds, V2_2)
+			wall, cpu := time.Since(t0), processCPU()-c0
+			if seeds {
+				on, onCPU = on+wall, onCPU+cpu
+			} else {
+				off, offCPU = off+wall, offCPU+cpu
+			}
+		}
+		i++
+	}
+	b.ReportMetric(float64(size)*float64(i)/off.Seconds()/1e6, "MB/s-seeds-off")
+	b.ReportMetric(float64(size)*float64(i)/on.Seconds()/1e6, "MB/s-seeds-on")
+	b.ReportMetric(100*(on.Seconds()/off.Seconds()-1), "%wall-overhead")
+	if offCPU > 0 {
+		b.ReportMetric(100*(onCPU.Seconds()/offCPU.Seconds()-1), "%cpu-overhead")
+	}
 }

@@ -68,6 +68,11 @@ func checkPiecewise(t *testing.T, name string, f *File, whole arrow.RecordBatch)
 	if ranges[1].End >= n-1 {
 		ranges = []RowRange{{0, 1}, {n - 1, n}}
 	}
+	checkPiecewiseRanges(t, name, f, whole, ranges)
+}
+
+func checkPiecewiseRanges(t *testing.T, name string, f *File, whole arrow.RecordBatch, ranges []RowRange) {
+	t.Helper()
 	rec, err := f.ReadRows(context.Background(), ReadRequest{Ranges: ranges})
 	if err != nil {
 		t.Errorf("%s: ranges %v: %v", name, ranges, err)

@@ -54,12 +54,6 @@ func TestTestdata_RealFiles(t *testing.T) {
 			if f.Version() != c.version {
 				t.Fatalf("version %s, want %s", f.Version(), c.version)
 			}
-			if c.version != V2_0 {
-				if _, err := f.ReadColumns(context.Background(), ReadOptions{}); !errors.Is(err, ErrUnsupported) {
-					t.Errorf("decoding %s: got %v, want ErrUnsupported", c.version, err)
-				}
-				return
-			}
 			rec, err := f.ReadColumns(context.Background(), ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -136,7 +130,7 @@ func FuzzOpen(f *testing.F) {
 		for i := range file.GlobalBuffers() {
 			_, _ = file.GlobalBuffer(ctx, i)
 		}
-		if file.Version() == V2_0 {
+		{
 			rec, err := file.ReadColumns(ctx, ReadOptions{MaxDecodeBytes: 1 << 26})
 			if err == nil {
 				if uint64(rec.NumRows()) != file.NumRows() {

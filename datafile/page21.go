@@ -485,6 +485,18 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 	if err != nil {
 		return err
 	}
+	var nv uint64
+	for _, c := range chunks[c0 : c1+1] {
+		nv += c.nvals
+	}
+	est := uint64(len(span)) * 2
+	if ls.vals.kind == codec.Fixed {
+		est = nv * ls.vals.bits / 8
+	}
+	if err := pc.r.budget.take(est, pc.sec); err != nil {
+		return err
+	}
+	ls.vals.reserve(nv, est)
 	dcs := make([]decodedChunk, 0, c1-c0+1)
 	var totalLevels int
 	for ci := c0; ci <= c1; ci++ {
@@ -883,6 +895,9 @@ func (pc *pageCtx) constant(cl *pb21.ConstantLayout, a, b uint64, ls *leafStream
 		// No level buffers: one entry per row, every row the scalar, or
 		// (all-null) every row null at the innermost nullable layer (lists:
 		// the outermost null list).
+		if err := pc.r.budget.take(mulSat(b-a, 8), pc.sec); err != nil {
+			return err
+		}
 		n := int(b - a)
 		e0, e1 = 0, n
 		if li.maxRep > 0 {
@@ -916,6 +931,11 @@ func (pc *pageCtx) constant(cl *pb21.ConstantLayout, a, b uint64, ls *leafStream
 	}
 	if err := pc.r.budget.take(uint64(e1-e0)*4, pc.sec); err != nil {
 		return err
+	}
+	if hasScalar && levelBuf < 0 {
+		if err := pc.r.budget.take(mulSat(uint64(e1-e0), max(ls.vals.bits/8, 8)), pc.sec); err != nil {
+			return err
+		}
 	}
 	ls.appendLevels(repPart, defPart, e1-e0)
 	ls.rows += b - a

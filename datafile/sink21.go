@@ -3,6 +3,7 @@ package datafile
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -92,6 +93,18 @@ func (s *valueSink) take(n uint64) error {
 	return s.budget.take(n, "decoded values")
 }
 
+// reserve grows the sink for about n more values of dataBytes bytes, so
+// that pages append without repeated reallocation.
+func (s *valueSink) reserve(n, dataBytes uint64) {
+	const maxReserve = 1 << 28
+	if s.kind == codec.Variable && n < maxReserve {
+		s.offs = slices.Grow(s.offs, int(n))
+	}
+	if (s.kind == codec.Variable || s.kind == codec.Fixed) && dataBytes < maxReserve {
+		s.data = slices.Grow(s.data, int(dataBytes))
+	}
+}
+
 // appendBlock appends values [from, to) of a decoded block.
 func (s *valueSink) appendBlock(b *codec.Block, from, to uint64) error {
 	if from > to || to > b.Num {
@@ -147,6 +160,7 @@ func (s *valueSink) appendBlock(b *codec.Block, from, to uint64) error {
 		}
 		base := int64(len(s.data)) - int64(start)
 		prev := start
+		s.offs = slices.Grow(s.offs, int(n))
 		for i := from + 1; i <= to; i++ {
 			o := b.Offset(i)
 			if o < prev || o > end {

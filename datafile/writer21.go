@@ -248,6 +248,20 @@ func (l *leaf21) shred(a arrow.Array) {
 		}
 		l.slots += n
 		return
+	case l.kind == lkVar21 && !clean:
+		// Valid rows' bytes only; null rows get empty slots.
+		off := data.Offset()
+		l.ends = reserve(l.ends, n)
+		src := data.Buffers()[2].Bytes()
+		for i, c := range codes {
+			if c == 0 {
+				s, e := binaryBounds(data, off+i)
+				l.data = append(l.data, src[s:e]...)
+			}
+			l.ends = append(l.ends, uint64(len(l.data)))
+		}
+		l.slots += n
+		return
 	case l.kind == lkVar21 && clean:
 		off := data.Offset()
 		s, _ := binaryBounds(data, off)
@@ -284,8 +298,11 @@ func allZero(s []uint16) bool {
 // write21 shreds rec into the leaf columns and flushes full pages.
 func (w *Writer) write21(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
-	for start := 0; start < n; start += shredRows {
-		end := min(n, start+shredRows)
+	// Small pages (tests, tiny PageSize) need small steps to be cut near
+	// their size; the default 8 MiB pages take 64 Ki rows at a time.
+	step := min(shredRows, max(64, w.pageSize/16))
+	for start := 0; start < n; start += step {
+		end := min(n, start+step)
 		for _, l := range w.leaves {
 			a := rec.Column(l.top)
 			if start != 0 || end != n {
@@ -662,7 +679,7 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 			fslValidity = !bitutil.BitIsSet(l.ivalid, k)
 		}
 	}
-	chunks, chunkVals, valueEnc, err := w.compressedChunks21(l, e0, e1, s0, s1)
+	chunks, chunkVals, valueEnc, dict, err := w.compressedChunks21(l, e0, e1, s0, s1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -670,6 +687,19 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 		chunks = l.chunks21(e0, e1, s0, s1)
 		valueEnc = l.valueCompression21(fslValidity)
 	}
+	// Rep and def levels of every chunk, compressed with one page-wide
+	// encoding (the smallest of flat(16), inline bit-packing, RLE).
+	var repBufs, defBufs [][]byte
+	for _, c := range chunks {
+		if rep != nil {
+			repBufs = append(repBufs, u16s(nil, rep[c.e0-e0:c.e1-e0]))
+		}
+		if hasDef {
+			defBufs = append(defBufs, defs(c.e0-e0, c.e1-e0))
+		}
+	}
+	repEnc, repBufs := w.compressLevels(repBufs)
+	defEnc, defBufs := w.compressLevels(defBufs)
 	var words, data, repIdx []byte
 	for ci, c := range chunks {
 		var vb [][]byte
@@ -680,10 +710,10 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 		}
 		var rb, db []byte
 		if rep != nil {
-			rb = u16s(nil, rep[c.e0-e0:c.e1-e0])
+			rb = repBufs[ci]
 		}
 		if hasDef {
-			db = defs(c.e0-e0, c.e1-e0)
+			db = defBufs[ci]
 		}
 		if len(rb) > 0xffff || len(db) > 0xffff {
 			return nil, nil, fmt.Errorf("%w: column %q: chunk levels exceed 64 KiB", ErrInvalidData, l.name)
@@ -763,13 +793,19 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 		HasLargeChunk:    large,
 	}
 	if rep != nil {
-		mb.RepCompression = flat21(16)
+		mb.RepCompression = repEnc
 		mb.RepetitionIndexDepth = 1
 	}
 	if hasDef {
-		mb.DefCompression = flat21(16)
+		mb.DefCompression = defEnc
 	}
 	bufs := [][]byte{words, data}
+	if dict != nil {
+		// Dictionary page (§4.5): the chunks hold u32 indices, buffer 2
+		// the dictionary.
+		mb.Dictionary, mb.NumDictionaryItems = dict.enc, dict.items
+		bufs = append(bufs, dict.buf)
+	}
 	if rep != nil {
 		bufs = append(bufs, repIdx)
 	}
@@ -782,9 +818,9 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 // §7.3, §7.7), which also choose the chunking. It returns nil chunks when
 // the page's values keep the plain forms (fixed_size_list, null, lists,
 // or compression disabled).
-func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [][][]byte, *pb21.CompressiveEncoding, error) {
+func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [][][]byte, *pb21.CompressiveEncoding, *dict21, error) {
 	if l.nlists > 0 || w.noCompression || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
-		return nil, nil, nil, nil
+		return nil, nil, nil, nil, nil
 	}
 	n := s1 - s0
 	var b codec.Block
@@ -818,13 +854,24 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 			end = l.ends[k]
 		}
 		if ob == 32 && end-start > 1<<31-1 {
-			return nil, nil, nil, nil
+			return nil, nil, nil, nil, nil
 		}
 		b = codec.Block{Kind: codec.Variable, Num: uint64(n), OffsetBits: ob, Offsets: offs, Data: l.data[start:end]}
 	}
-	enc, cs, err := codec.EncodeMiniBlock(b, codec.EncodeOptions{Minor: int(w.version.Minor())})
+	eo := codec.EncodeOptions{Minor: int(w.version.Minor())}
+	enc, cs, err := codec.EncodeMiniBlock(b, eo)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+		return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+	}
+	var dict *dict21
+	if l.kind == lkVar21 {
+		size := 0
+		for _, c := range cs {
+			size += len(c.Buffers[0])
+		}
+		if d, denc, dcs := l.dictionary21(b, eo); d != nil && d.size(dcs) < size {
+			dict, enc, cs = d, denc, dcs
+		}
 	}
 	chunks := make([]chunk21, len(cs))
 	vals := make([][][]byte, len(cs))
@@ -835,9 +882,129 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		at += int(c.N)
 	}
 	if at != n {
-		return nil, nil, nil, fmt.Errorf("datafile: column %q: the encoder chunked %d of %d values", l.name, at, n)
+		return nil, nil, nil, nil, fmt.Errorf("datafile: column %q: the encoder chunked %d of %d values", l.name, at, n)
 	}
-	return chunks, vals, enc, nil
+	return chunks, vals, enc, dict, nil
+}
+
+// dict21 is the dictionary of a dictionary page.
+type dict21 struct {
+	enc   *pb21.CompressiveEncoding
+	buf   []byte
+	items uint64
+}
+
+func (d *dict21) size(cs []codec.Chunk) int {
+	n := len(d.buf)
+	for _, c := range cs {
+		n += len(c.Buffers[0])
+	}
+	return n
+}
+
+// maxDictItems bounds the distinct values of a dictionary page; pages with
+// more distinct values than a quarter of their values keep FSST/variable.
+const maxDictItems = 1 << 16
+
+// dictionary21 dictionary-encodes a string/binary page when its values are
+// few and repeated (Lance 12 does so for ≥ 100 values with few distinct
+// ones, spec 2.1 §4.5): u32 indices compressed by the mini-block encoder
+// (bit-packing), the distinct values as the codec's dictionary block.
+func (l *leaf21) dictionary21(b codec.Block, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk) {
+	n := int(b.Num)
+	if n < 100 {
+		return nil, nil, nil
+	}
+	limit := min(maxDictItems, n/4)
+	ids := make(map[string]uint32)
+	idx := make([]byte, 0, 4*n)
+	var offs, data []byte
+	put := func(v uint64) {
+		if b.OffsetBits == 32 {
+			offs = binary.LittleEndian.AppendUint32(offs, uint32(v))
+		} else {
+			offs = binary.LittleEndian.AppendUint64(offs, v)
+		}
+	}
+	put(0)
+	for i := 0; i < n; i++ {
+		v := b.Data[b.Offset(uint64(i)):b.Offset(uint64(i+1))]
+		id, ok := ids[string(v)]
+		if !ok {
+			if len(ids) >= limit {
+				return nil, nil, nil
+			}
+			id = uint32(len(ids))
+			ids[string(v)] = id
+			data = append(data, v...)
+			put(uint64(len(data)))
+		}
+		idx = binary.LittleEndian.AppendUint32(idx, id)
+	}
+	db := codec.Block{Kind: codec.Variable, Num: uint64(len(ids)), OffsetBits: b.OffsetBits, Offsets: offs, Data: data}
+	denc, dbuf, err := codec.EncodeDictionary(db, eo)
+	if err != nil {
+		return nil, nil, nil
+	}
+	ienc, cs, err := codec.EncodeMiniBlock(codec.Block{Kind: codec.Fixed, Num: uint64(n), Bits: 32, Data: idx}, eo)
+	if err != nil {
+		return nil, nil, nil
+	}
+	return &dict21{enc: denc, buf: dbuf, items: uint64(len(ids))}, ienc, cs
+}
+
+// compressLevels compresses the raw u16 levels of each chunk of a page with
+// one encoding for the page (MiniBlockLayout has one rep and one def
+// compression): inline bit-packing when every chunk has at most 1024
+// levels (Lance's block use, spec 2.1 §7.3), an RLE block frame in 2.2+
+// when the codec finds it smaller for every chunk (§7.6), else flat(16) —
+// whichever is smallest.
+func (w *Writer) compressLevels(raw [][]byte) (*pb21.CompressiveEncoding, [][]byte) {
+	if len(raw) == 0 || w.noCompression {
+		return flat21(16), raw
+	}
+	flatSize, bpOK := 0, true
+	for _, r := range raw {
+		flatSize += len(r)
+		if n := len(r) / 2; n == 0 || n > 1024 {
+			bpOK = false
+		}
+	}
+	bestEnc, best, bestSize := flat21(16), raw, flatSize
+	if bpOK {
+		out := make([][]byte, len(raw))
+		size := 0
+		for i, r := range raw {
+			out[i] = codec.AppendBitpacked(nil, 16, r, len(r)/2)
+			size += len(out[i])
+		}
+		if size < bestSize {
+			bestEnc, best, bestSize = &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_InlineBitpacking{
+				InlineBitpacking: &pb21.InlineBitpacking{UncompressedBitsPerValue: 16}}}, out, size
+		}
+	}
+	if w.version >= V2_2 {
+		out := make([][]byte, len(raw))
+		size := 0
+		var enc *pb21.CompressiveEncoding
+		for i, r := range raw {
+			lv := make([]uint16, len(r)/2)
+			for k := range lv {
+				lv[k] = binary.LittleEndian.Uint16(r[2*k:])
+			}
+			e, b := codec.EncodeLevels(lv, codec.EncodeOptions{Minor: int(w.version.Minor())})
+			if e.GetRle() == nil {
+				enc = nil
+				break
+			}
+			enc, out[i] = e, b
+			size += len(b)
+		}
+		if enc != nil && size < bestSize {
+			bestEnc, best = enc, out
+		}
+	}
+	return bestEnc, best
 }
 
 // encodeColumnMetadata21 serializes a 2.1+ column: encoding "values", then

@@ -143,7 +143,7 @@ func runDemo(e *env, args []string) int {
 
 	step := func(title string) { fmt.Fprintf(out, "\n== %s\n", title) }
 
-	step(fmt.Sprintf("1. create %s: %d rows, no seeds (plain Lance 2.0 data: Lance 12 reads the dataset until step 2)", dir, half))
+	step(fmt.Sprintf("1. create %s: %d rows, no seeds (plain Lance 2.2 data, Lance 12's default storage version: Lance 12 reads the dataset until step 2)", dir, half))
 	rdr, err := demoReader(schema, rng, 0, half, 10000)
 	if err != nil {
 		return fail(e, c.name, exitFailure, err)

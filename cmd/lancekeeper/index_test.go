@@ -38,7 +38,8 @@ func indexTestDataset(t *testing.T, seeds bool) string {
 	}
 	rec := b.NewRecordBatch()
 	rdr, _ := array.NewRecordReader(sch, []arrow.RecordBatch{rec})
-	opts := commit.WriteOptions{Mode: commit.ModeCreate, MaxRowsPerFile: 300}
+	// 2.0: building a zone map "from data" decodes the column.
+	opts := commit.WriteOptions{Mode: commit.ModeCreate, MaxRowsPerFile: 300, DataStorageVersion: "2.0"}
 	if seeds {
 		opts.SeedColumns, opts.RowsPerZone, opts.Commit.EnableZoneWriteSeeds = []string{"x"}, 100, true
 	}

@@ -10,6 +10,7 @@ package compat_test
 // checks that no version was left out.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,7 +49,7 @@ func TestLanceToUs_RandomTablesDecode(t *testing.T) {
 			record(t, catLanceToUs)
 			ctx := peerContext(t)
 			tmp := t.TempDir()
-			var rows, failed int
+			var rows, failed, lanceRefused int
 			for seed := uint64(1); seed <= uint64(n); seed++ {
 				rec := peerlance.RandomTable(seed, peerlance.RandomTableOptions{StorageVersion: sv})
 				ipc := filepath.Join(tmp, fmt.Sprintf("t%d.arrow", seed))
@@ -59,6 +60,11 @@ func TestLanceToUs_RandomTablesDecode(t *testing.T) {
 				desc := fmt.Sprintf("seed %d (%d rows, schema %s)", seed, rec.NumRows(), strings.ReplaceAll(rec.Schema().String(), "\n", " "))
 				rec.Release()
 				if _, err := p.Create(ctx, dir, ipc, peerlance.CreateOptions{StorageVersion: sv}); err != nil {
+					if errors.As(err, new(*peerlance.LanceError)) {
+						t.Logf("%s: Lance 12 refuses to create it: %v", desc, err)
+						lanceRefused++
+						continue
+					}
 					t.Errorf("%s: Lance create: %v", desc, err)
 					failed++
 					continue
@@ -75,6 +81,14 @@ func TestLanceToUs_RandomTablesDecode(t *testing.T) {
 					continue
 				}
 				lr, _, err := lanceRowsCanonical(ctx, p, dir)
+				if errors.As(err, new(*peerlance.LanceError)) {
+					// A Lance 12 bug on some nestings (e.g. "Structural
+					// validity has 62 entries for an array with 63
+					// values"): nothing to compare with; we did decode it.
+					t.Logf("%s: Lance 12 cannot read back its own table (we decoded %d rows): %v", desc, len(ours.Rows), err)
+					lanceRefused++
+					continue
+				}
 				if err != nil {
 					t.Errorf("%s: Lance rows: %v", desc, err)
 					failed++
@@ -90,7 +104,10 @@ func TestLanceToUs_RandomTablesDecode(t *testing.T) {
 					t.Fatal("too many failures")
 				}
 			}
-			t.Logf("storage %s: %d random tables, %d rows identical to Lance's", sv, n-failed, rows)
+			if lanceRefused > n/10 {
+				t.Errorf("Lance 12 refused %d of %d tables: the generator should avoid what Lance cannot write or read", lanceRefused, n)
+			}
+			t.Logf("storage %s: %d random tables, %d identical to Lance's (%d rows), %d Lance itself could not create or read back", sv, n, n-failed-lanceRefused, rows, lanceRefused)
 		})
 	}
 }

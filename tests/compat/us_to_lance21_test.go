@@ -11,6 +11,8 @@ package compat_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	mrand "math/rand/v2"
 	"os"
@@ -114,7 +116,7 @@ func randomValue(rng *mrand.Rand, b array.Builder, nullable bool, id int64) {
 		}
 		x.Append(v)
 	case *array.FixedSizeBinaryBuilder:
-		v := make([]byte, 4)
+		v := make([]byte, x.Type().(*arrow.FixedSizeBinaryType).ByteWidth)
 		for j := range v {
 			v[j] = byte(rng.Uint32())
 		}
@@ -147,13 +149,17 @@ func randomValue(rng *mrand.Rand, b array.Builder, nullable bool, id int64) {
 		}
 	case *array.FixedSizeListBuilder:
 		x.Append(true)
-		vb := x.ValueBuilder().(*array.Float32Builder)
-		for range 2 {
-			if rng.IntN(6) == 0 {
-				vb.AppendNull()
-			} else {
-				vb.Append(float32(rng.NormFloat64()))
+		ft := x.Type().(*arrow.FixedSizeListType)
+		for range ft.Len() {
+			if fb, ok := x.ValueBuilder().(*array.Float32Builder); ok { // Lance refuses NaN in vectors
+				if rng.IntN(6) == 0 {
+					fb.AppendNull()
+				} else {
+					fb.Append(float32(rng.NormFloat64()))
+				}
+				continue
 			}
+			randomValue(rng, x.ValueBuilder(), ft.ElemField().Nullable, id)
 		}
 	case *array.StructBuilder:
 		x.Append(true)
@@ -167,6 +173,14 @@ func randomValue(rng *mrand.Rand, b array.Builder, nullable bool, id int64) {
 			x.KeyBuilder().(*array.StringBuilder).Append(string(rune('a' + k)))
 			randomValue(rng, x.ItemBuilder(), true, id)
 		}
+	case *array.Time32Builder:
+		x.Append(arrow.Time32(rng.Int32N(86400)))
+	case *array.BinaryDictionaryBuilder:
+		if err := x.AppendString([]string{"red", "grün", "blue"}[rng.IntN(3)]); err != nil {
+			panic(err)
+		}
+	case *array.NullBuilder:
+		x.AppendNull()
 	default:
 		panic("randomValue: no values for " + b.Type().String())
 	}
@@ -313,6 +327,114 @@ func TestUsToLance21_R_W1_W14_EveryTypeReadByLance12(t *testing.T) {
 						t.Fatalf("after optimize: row id %s column %s: Lance %s, written %v", r[0], cols[j], r[j], w)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestUsToLance21_AppendToCorpusTables: `write --mode append` works on
+// copies of the corpus's Lance 12 tables of every storage version this
+// build writes (2.1, 2.2; 2.0 where the 2.0 writer expresses the schema),
+// with and without seeds; the files have the table's version; without
+// seeds Lance 12 reads the table with the appended rows. A legacy (0.1)
+// table is refused with ErrStorageVersion before anything is written
+// (issue 12 item 2).
+func TestUsToLance21_AppendToCorpusTables(t *testing.T) {
+	p := peerlance.ServeForTest(t)
+	corpus, err := peerlance.CorpusDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ti, name := range []string{"storage_2_1", "all_types", "seeds_v0_zonemap", "scalar_indices", "storage_legacy"} {
+		t.Run(name, func(t *testing.T) {
+			record(t, catUsToLance)
+			ctx := peerContext(t)
+			dir := filepath.Join(t.TempDir(), name+".lance")
+			if err := peerlance.CopyDir(filepath.Join(corpus, "lance12", name+".lance"), dir); err != nil {
+				t.Fatal(err)
+			}
+			st := localStore(ctx, t, dir)
+			head, _, err := manifest.LoadLatest(ctx, st.Bucket(), strings.TrimSuffix(st.KeyPrefix(), "/"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tableVersion := commit.DataFormatVersion(head.Manifest)
+			_, before, err := p.Count(ctx, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The input: the table's schema.
+			var sch *arrow.Schema
+			if tableVersion != "0.1" {
+				ls := &datafile.Schema{}
+				at := map[int32]int{}
+				for i, f := range head.Manifest.GetFields() {
+					at[f.GetId()] = i
+					ls.Fields = append(ls.Fields, datafile.Field{Name: f.GetName(), ID: f.GetId(), ParentID: f.GetParentId(), LogicalType: f.GetLogicalType(), Nullable: f.GetNullable()})
+					if p, ok := at[f.GetParentId()]; ok {
+						ls.Fields[p].Children = append(ls.Fields[p].Children, i)
+					}
+				}
+				if sch, err = ls.ArrowSchema(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				sch = arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+			}
+			rng := mrand.New(mrand.NewPCG(uint64(ti), 77))
+			bld := array.NewRecordBuilder(memory.NewGoAllocator(), sch)
+			for r := range 300 {
+				for i, fl := range sch.Fields() {
+					randomValue(rng, bld.Field(i), fl.Nullable, int64(1_000_000+r))
+				}
+			}
+			rec := bld.NewRecordBatch()
+			bld.Release()
+			defer rec.Release()
+			rdr, _ := array.NewRecordReader(sch, []arrow.RecordBatch{rec})
+			res, err := commit.WriteArrow(ctx, st, rdr, commit.WriteOptions{Mode: commit.ModeAppend})
+			if tableVersion == "0.1" {
+				if !errors.Is(err, commit.ErrStorageVersion) {
+					t.Fatalf("legacy table: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("append to a %s table: %v", tableVersion, err)
+			}
+			for _, f := range res.Manifest.GetFragments()[len(head.Manifest.GetFragments()):] {
+				d := f.GetFiles()[0]
+				if got := fmt.Sprintf("2.%d", d.GetFileMinorVersion()); got != tableVersion {
+					t.Fatalf("appended file version %s, table %s", got, tableVersion)
+				}
+			}
+			if _, after, err := p.Count(ctx, dir); err != nil || after != before+300 {
+				t.Fatalf("Lance counts %d rows after our append of 300 to %d (%v)", after, before, err)
+			}
+			lr, err := p.Rows(ctx, dir)
+			if err != nil {
+				t.Fatalf("Lance cannot read the table after our append: %v", err)
+			}
+			if len(lr.Rows) != int(before)+300 {
+				t.Fatalf("Lance returns %d rows", len(lr.Rows))
+			}
+			// With v1 seeds (the explicit opt-in sets the flag).
+			rdr2, _ := array.NewRecordReader(sch, []arrow.RecordBatch{rec})
+			res2, err := commit.WriteArrow(ctx, st, rdr2, commit.WriteOptions{Mode: commit.ModeAppend, SeedAllColumns: true,
+				Commit: commit.Options{EnableZoneWriteSeeds: true}})
+			if err != nil {
+				t.Fatalf("seeded append: %v", err)
+			}
+			seeded := 0
+			for _, f := range res2.Files {
+				for _, s := range f.Seeds {
+					if s.BufferIndex != 0 && s.Err == nil && s.Version == 1 {
+						seeded++
+					}
+				}
+			}
+			if seeded == 0 || !commit.HasZoneWriteSeeds(res2.Manifest) {
+				t.Fatalf("seeded append wrote %d v1 seeds, flag %v", seeded, commit.HasZoneWriteSeeds(res2.Manifest))
 			}
 		})
 	}

@@ -103,8 +103,39 @@ export function benchCommands(h) {
     }
   }
 
+  // bench-scan DIR --column C [--n N]: N full scans of one column (a
+  // query selecting C, every batch pulled out of Lance as Arrow IPC, not
+  // decoded in JS), one table handle opened before the clock starts.
+  // metrics.ipc_bytes: the Arrow IPC bytes Lance returned (all scans).
+  async function cmdBenchScan(mods, pos, flags) {
+    need(pos, 1, "bench-scan DIR --column C [--n N]");
+    if (flags.column === undefined) throw new h.UsageError("bench-scan needs --column");
+    const n = count(flags);
+    const ds = new Dataset(mods, pos[0]);
+    try {
+      const t = await ds.open();
+      let bytes = 0;
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < n; i++) {
+        const q = t.query();
+        q.select([String(flags.column)]);
+        const it = await L("query", () => q.nativeExecute());
+        for (;;) {
+          const buf = await L("query", () => it.next());
+          if (!buf) break;
+          bytes += buf.length;
+        }
+      }
+      const ns = process.hrtime.bigint() - t0;
+      return { ns: ns.toString(), ops: n, metrics: { ipc_bytes: bytes } };
+    } finally {
+      ds.cleanup();
+    }
+  }
+
   return {
     "bench-optimize": cmdBenchOptimize,
+    "bench-scan": cmdBenchScan,
     "bench-append": cmdBenchAppend,
     "bench-count": cmdBenchCount,
     "bench-create": cmdBenchCreate,
