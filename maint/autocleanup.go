@@ -109,12 +109,13 @@ func AutoCleanup(ctx context.Context, st *store.Store, res *commit.Result) (cr *
 	if res.Version%k != 0 {
 		return nil, false, nil
 	}
-	opts := CleanupOptions{OlderThan: 14 * 24 * time.Hour, KeepTaggedOldVersions: true}
+	age := 14 * 24 * time.Hour
 	if s, ok := cfg[AutoCleanupOlderThan]; ok {
-		if opts.OlderThan, err = ParseDuration(s); err != nil {
+		if age, err = ParseDuration(s); err != nil {
 			return nil, true, fmt.Errorf("%s: %w", AutoCleanupOlderThan, err)
 		}
 	}
+	opts := CleanupOptions{Before: time.Now().Add(-age), KeepTaggedOldVersions: true}
 	if s, ok := cfg[AutoCleanupRetainVersions]; ok {
 		if opts.RetainVersions, err = strconv.ParseUint(strings.TrimSpace(s), 10, 64); err != nil {
 			return nil, true, fmt.Errorf("%w: %s = %q", ErrInvalidOptions, AutoCleanupRetainVersions, s)

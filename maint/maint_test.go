@@ -414,3 +414,36 @@ func TestDeleteBranch(t *testing.T) {
 		t.Fatalf("nested branch lost: %v", err)
 	}
 }
+
+// TestAutoCleanup_AfterCommit (§5.2 step 4): a table whose config sets
+// lance.auto_cleanup.interval = 2 and older_than = 0s is cleaned up after
+// the commit of version 2 (a multiple of the interval), not after version
+// 3; a broken config is reported, never failing the commit.
+func TestAutoCleanup_AfterCommit(t *testing.T) {
+	ctx := context.Background()
+	st, _ := localDir(t)
+	write(t, st, commit.ModeCreate, 0, 10, commit.WriteOptions{Config: map[string]string{
+		maint.AutoCleanupInterval: "2", maint.AutoCleanupOlderThan: "0s"}})
+	var logs []string
+	hook := maint.AfterCommit(st, func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) })
+	write(t, st, commit.ModeOverwrite, 10, 10, commit.WriteOptions{Commit: commit.Options{AfterCommit: hook}})
+	if _, err := manifest.ReadVersion(ctx, st.Bucket(), st.KeyPrefix(), 1); err == nil {
+		t.Fatalf("version 1 survived the automatic cleanup after version 2 (logs %v)", logs)
+	}
+	write(t, st, commit.ModeAppend, 20, 10, commit.WriteOptions{Commit: commit.Options{AfterCommit: hook}})
+	if _, err := manifest.ReadVersion(ctx, st.Bucket(), st.KeyPrefix(), 2); err != nil {
+		t.Fatalf("version 2 removed after version 3 (interval 2): %v", err)
+	}
+	if len(logs) != 1 {
+		t.Fatalf("logs %v", logs)
+	}
+	if got := liveIDs(t, st); !slices.Equal(got, seq(10, 30)) {
+		t.Fatalf("rows %v", got)
+	}
+	if d, err := maint.ParseDuration("14days"); err != nil || d != 14*24*time.Hour {
+		t.Fatalf("14days: %v %v", d, err)
+	}
+	if d, err := maint.ParseDuration("1h 30min"); err != nil || d != 90*time.Minute {
+		t.Fatalf("1h 30min: %v %v", d, err)
+	}
+}

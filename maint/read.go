@@ -7,6 +7,8 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gocloud.dev/blob"
 
 	"github.com/lancekeeper/lancekeeper/commit"
@@ -83,6 +85,7 @@ func (s *stores) deleted(ctx context.Context, f *pb.DataFragment) (*roaring.Bitm
 // fragmentReader reads the live rows of one fragment as the table's
 // top-level columns, from whichever data file holds each column.
 type fragmentReader struct {
+	m     *pb.Manifest
 	frag  *pb.DataFragment
 	files []*datafile.File
 	// col[i] is the (file, top-level field index in that file) of the
@@ -120,7 +123,7 @@ func subtreeIDs(m *pb.Manifest, top int32) []int32 {
 
 func openFragment(ctx context.Context, s *stores, m *pb.Manifest, f *pb.DataFragment) (*fragmentReader, error) {
 	tops := topFields(m)
-	fr := &fragmentReader{frag: f, col: make([]fileField, len(tops))}
+	fr := &fragmentReader{m: m, frag: f, col: make([]fileField, len(tops))}
 	for i := range fr.col {
 		fr.col[i] = fileField{-1, -1}
 	}
@@ -163,8 +166,8 @@ func openFragment(ctx context.Context, s *stores, m *pb.Manifest, f *pb.DataFrag
 		return nil, fmt.Errorf("%w: fragment %d has no data files", ErrCorruptFragment, f.GetId())
 	}
 	for i, c := range fr.col {
-		if c.file < 0 {
-			return nil, fmt.Errorf("%w: fragment %d stores no data for column %q", ErrCorruptFragment, f.GetId(), tops[i].GetName())
+		if c.file < 0 && !tops[i].GetNullable() {
+			return nil, fmt.Errorf("%w: fragment %d stores no data for the non-nullable column %q", ErrCorruptFragment, f.GetId(), tops[i].GetName())
 		}
 	}
 	if pr := f.GetPhysicalRows(); pr != 0 && pr != fr.rows {
@@ -195,10 +198,20 @@ func liveRanges(rows uint64, del *roaring.Bitmap) []datafile.RowRange {
 }
 
 // read returns the table's top-level columns for the given ranges.
+// read returns the table's top-level columns for the given ranges, each
+// in the table's view (datafile.File.ConformArray: renamed or dropped
+// struct children); a column the fragment stores nowhere (added to the
+// table after the fragment was written) reads as nulls, as in Lance.
 func (fr *fragmentReader) read(ctx context.Context, ranges []datafile.RowRange) ([]arrow.Field, []arrow.Array, error) {
+	var n int64
+	for _, r := range ranges {
+		n += int64(r.Len())
+	}
 	perFile := make([][]int, len(fr.files))
 	for _, c := range fr.col {
-		perFile[c.file] = append(perFile[c.file], c.field)
+		if c.file >= 0 {
+			perFile[c.file] = append(perFile[c.file], c.field)
+		}
 	}
 	got := make([]arrow.RecordBatch, len(fr.files))
 	defer func() {
@@ -221,15 +234,55 @@ func (fr *fragmentReader) read(ctx context.Context, ranges []datafile.RowRange) 
 	out := make([]arrow.Array, len(fr.col))
 	fields := make([]arrow.Field, len(fr.col))
 	next := make([]int, len(fr.files))
+	fail := func(err error) ([]arrow.Field, []arrow.Array, error) {
+		for _, a := range out {
+			if a != nil {
+				a.Release()
+			}
+		}
+		return nil, nil, err
+	}
+	var table *arrow.Schema
 	for i, c := range fr.col {
+		if c.file < 0 {
+			if table == nil {
+				var err error
+				if table, err = tableArrowSchema(fr.m); err != nil {
+					return fail(err)
+				}
+			}
+			fields[i] = table.Field(i)
+			out[i] = array.MakeArrayOfNull(memory.DefaultAllocator, fields[i].Type, int(n))
+			continue
+		}
 		j := next[c.file]
-		a := got[c.file].Column(j)
-		fields[i] = got[c.file].Schema().Field(j)
 		next[c.file]++
-		a.Retain()
+		a, err := fr.files[c.file].ConformArray(c.field, got[c.file].Column(j), fr.m.GetFields())
+		if err != nil {
+			return fail(fmt.Errorf("fragment %d: %w", fr.frag.GetId(), err))
+		}
+		fields[i] = got[c.file].Schema().Field(j)
+		fields[i].Type = a.DataType()
 		out[i] = a
 	}
 	return fields, out, nil
+}
+
+// tableArrowSchema is the Arrow schema of the table's fields.
+func tableArrowSchema(m *pb.Manifest) (*arrow.Schema, error) {
+	var s datafile.Schema
+	pos := map[int32]int{}
+	for i, f := range m.GetFields() {
+		s.Fields = append(s.Fields, datafile.Field{Name: f.GetName(), ID: f.GetId(), ParentID: f.GetParentId(),
+			LogicalType: f.GetLogicalType(), Nullable: f.GetNullable()})
+		pos[f.GetId()] = i
+	}
+	for i := range s.Fields {
+		if p, ok := pos[s.Fields[i].ParentID]; ok && s.Fields[i].ParentID != -1 {
+			s.Fields[p].Children = append(s.Fields[p].Children, i)
+		}
+	}
+	return s.ArrowSchema()
 }
 
 type bucketKey struct {

@@ -26,6 +26,7 @@ import (
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/flags"
 	"github.com/lancekeeper/lancekeeper/inspect"
+	"github.com/lancekeeper/lancekeeper/maint"
 	"github.com/lancekeeper/lancekeeper/snapshot"
 	"github.com/lancekeeper/lancekeeper/store"
 )
@@ -126,6 +127,9 @@ func runWrite(e *env, args []string) int {
 
 	opts := commit.WriteOptions{RowsPerZone: *rpz, MaxRowsPerFile: *maxRows, NoDeclaredSeeds: *noIndexSeeds, Commit: commit.Options{EnableZoneWriteSeeds: *enable},
 		DataStorageVersion: strings.TrimSpace(*dsv), ReplaceSchema: *replaceSchema}
+	// Lance's automatic cleanup (lance.auto_cleanup.* table config) after
+	// the commit; its errors are reported, never fail the write.
+	opts.Commit.AfterCommit = maint.AfterCommit(st, func(f string, a ...any) { fmt.Fprintf(e.stderr, "lancekeeper write: "+f+"\n", a...) })
 	switch strings.TrimSpace(*seeds) {
 	case "":
 	case "all", "*":
