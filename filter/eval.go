@@ -380,7 +380,7 @@ func comparer(arr arrow.Array, v any) (func(int) int, error) {
 			break
 		}
 		k := f64Key(x)
-		return func(i int) int { return cmp.Compare(f64Key(float64(a.Value(i).Float32())), k) }, nil
+		return func(i int) int { return cmp.Compare(f64Key(floatorder.Float16ToFloat64(a.Value(i).Uint16())), k) }, nil
 	case *array.String:
 		x, ok := v.(string)
 		if !ok {
@@ -484,10 +484,9 @@ func stringFunc(arr arrow.Array) (func(int) string, error) {
 // greatest value <= v.
 func roundFloat(dt arrow.DataType, v float64, up bool) any {
 	if dt.ID() == arrow.FLOAT16 {
-		h := float16.New(float32(v))
-		k := floatorder.Key16(h.Uint16())
+		k := floatorder.Key16(floatorder.Float16FromFloat64(v))
 		for i := 0; i < 4; i++ {
-			got := float64(float16.FromBits(floatorder.FromKey16(k)).Float32())
+			got := floatorder.Float16ToFloat64(floatorder.FromKey16(k))
 			if up && got < v {
 				k++
 			} else if !up && got > v {

@@ -14,6 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/float16"
+
+	"github.com/lancekeeper/lancekeeper/internal/floatorder"
 )
 
 func parseFloatLit(s string) (float64, error) {
@@ -234,7 +236,7 @@ func toColumnFloat(dt arrow.DataType, v float64) (any, bool) {
 		}
 		return f, float64(f) == v
 	case arrow.FLOAT16:
-		h := float16.New(float32(v))
+		h := float16.FromBits(floatorder.Float16FromFloat64(v))
 		if math.IsNaN(v) {
 			bits := uint16(0x7e00)
 			if math.Signbit(v) {
@@ -242,7 +244,7 @@ func toColumnFloat(dt arrow.DataType, v float64) (any, bool) {
 			}
 			return float16.FromBits(bits), true
 		}
-		return h, float64(h.Float32()) == v
+		return h, floatorder.Float16ToFloat64(h.Uint16()) == v
 	}
 	return v, true
 }
