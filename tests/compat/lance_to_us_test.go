@@ -71,15 +71,16 @@ func TestLanceToUs_RandomDatasets(t *testing.T) {
 			if uint64(ag.versions) != ds.Latest {
 				t.Errorf("compared %d versions, Lance built %d", ag.versions, ds.Latest)
 			}
-			decodable := tc.opts.StorageVersion == "" || tc.opts.StorageVersion == "2.0"
-			if decodable && len(ag.notDecodable) > 0 {
-				t.Errorf("storage 2.0 versions %v were not decodable by our reader", ag.notDecodable)
+			// Every storage version decodes (legacy, 2.0, 2.1, 2.2): each
+			// version's rows were compared with Lance's above.
+			if len(ag.notDecodable) > 0 {
+				t.Errorf("storage %q: versions %v were not decodable by our reader", tc.opts.StorageVersion, ag.notDecodable)
 			}
-			if !decodable && ag.rows > 0 {
-				t.Errorf("storage %s: we decoded %d rows, but our reader only decodes 2.0", tc.opts.StorageVersion, ag.rows)
-			}
-			// Our rows of the latest version also match the generator's model.
-			if decodable {
+			// Our rows of the latest version also match the generator's model,
+			// except in legacy (0.1) files: that format keeps no validity for
+			// primitive columns, so Lance 12 itself returns zeros and empty
+			// strings for the model's nulls there (our rows equal Lance's, above).
+			if tc.opts.StorageVersion != "legacy" {
 				rows, _, err := readOurRows(ctx, dir, 0)
 				if err != nil {
 					t.Fatal(err)
