@@ -166,7 +166,7 @@ func BuildSegment(ctx context.Context, st *store.Store, m *pb.Manifest, col Colu
 	}
 	ss := store.NewBases(st)
 	defer ss.Close()
-	b := &builder{col: col, rpz: rpz, flagged: commit.HasZoneWriteSeeds(m), noSeeds: opts.NoSeeds, res: res, stores: ss, stats: opts.Stats}
+	b := &builder{col: col, rpz: rpz, flagged: commit.HasZoneWriteSeeds(m), noSeeds: opts.NoSeeds, res: res, stores: ss, stats: opts.Stats, fields: m.GetFields()}
 
 	results := make([]*fragmentZones, len(frags))
 	reports := make([]FragmentReport, len(frags))
@@ -253,6 +253,8 @@ type builder struct {
 	res     *manifest.Resolver
 	stores  *store.Bases
 	stats   *datafile.IOStats
+	// fields: the version's schema, which legacy (0.1) files need to be read.
+	fields []*pb.Field
 }
 
 // fragment computes the zones of one fragment.
@@ -288,7 +290,8 @@ func (b *builder) fragment(ctx context.Context, f *pb.DataFragment, total *dataf
 		return nil, rep, 0, err
 	}
 	var fst datafile.IOStats
-	file, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(loc.Path), datafile.OpenOptions{Size: int64(df.GetFileSizeBytes()), Stats: &fst})
+	file, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(loc.Path), datafile.OpenOptions{Size: int64(df.GetFileSizeBytes()), Stats: &fst,
+		LegacyFields: b.fields, LegacyFieldIDs: df.GetFields()})
 	defer func() {
 		total.Bytes.Add(fst.Bytes.Load())
 		total.Requests.Add(fst.Requests.Load())

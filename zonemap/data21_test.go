@@ -40,7 +40,7 @@ func copyCorpus(t *testing.T, rel string) string {
 }
 
 // TestCreateFromData_Lance12Storage21And22: an index created from data on
-// tables Lance 12 wrote at storage 2.1 and 2.2 (default) now reads the
+// tables Lance 12 wrote at storage 2.1, 2.2 (default), 2.3 and legacy 0.1 reads the
 // column through the 2.1+ page decoders (datafile) and zones every row.
 func TestCreateFromData_Lance12Storage21And22(t *testing.T) {
 	ctx := context.Background()
@@ -50,6 +50,10 @@ func TestCreateFromData_Lance12Storage21And22(t *testing.T) {
 		{"lance12/all_types.lance", "f64"},
 		{"lance12/deletions.lance", "id"},
 		{"lance12/storage_2_3.lance", "i32"},
+		// legacy (0.1) files are read with the version's schema
+		// (datafile.OpenOptions.LegacyFields).
+		{"lance12/storage_legacy.lance", "i32"},
+		{"lance12/storage_legacy.lance", "utf8"},
 	} {
 		t.Run(c.rel+"/"+c.col, func(t *testing.T) {
 			dir := copyCorpus(t, c.rel)
