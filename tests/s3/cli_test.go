@@ -133,8 +133,11 @@ func testCLIBinary(t *testing.T, srv *s3util.Server) {
 	if w.Version != 1 || w.Rows != 10 || w.ZoneSeedsFlag {
 		t.Fatalf("write create: %+v", w)
 	}
-	if out := c.ok(nil, "seeds", "enable", url); !strings.Contains(out, "version 2 activates FLAG_ZONE_WRITE_SEEDS") {
-		t.Fatalf("seeds enable: %s", out)
+	// Activation warns on stderr what it means (issue 15 item 17).
+	if code, out, errs := c.run("seeds", "enable", url, "--yes"); code != 0 ||
+		!strings.Contains(out, "version 2 activates FLAG_ZONE_WRITE_SEEDS") ||
+		!strings.Contains(errs, "refuse to open this dataset") {
+		t.Fatalf("seeds enable: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 	c.ok(&w, "write", url, "--from", writeCSV(t, dir, "b.csv", idRange(10, 30)), "--seeds", "all", "--rows-per-zone", "5", "--json")
 	if w.Version != 3 || w.Rows != 20 || !w.ZoneSeedsFlag || len(w.Files) != 1 || len(w.Files[0].Seeds) != 2 {
