@@ -41,6 +41,7 @@ import (
 
 	"github.com/lancekeeper/lancekeeper/commit"
 	"github.com/lancekeeper/lancekeeper/flags"
+	"github.com/lancekeeper/lancekeeper/maint"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/snapshot"
 	"github.com/lancekeeper/lancekeeper/store"
@@ -172,6 +173,9 @@ func (h *handle) write(ctx context.Context, branch string, mode commit.Mode, rec
 		Commit:             h.commitOptions(),
 	}
 	wo.Commit.EnableZoneWriteSeeds = s.activate
+	// A table whose config asks for it (lance.auto_cleanup.*) is cleaned
+	// after the commit as Lance does; a cleanup error never fails the commit.
+	wo.Commit.AfterCommit = maint.AfterCommit(st, nil)
 	res, err := commit.WriteArrow(ctx, st, records, wo)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", mode, describe(h.ds.URI(), branch), err)
