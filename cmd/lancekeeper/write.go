@@ -36,7 +36,7 @@ import (
 func (commands) Write() command {
 	return command{
 		name:    "write",
-		usage:   "DATASET --from FILE [--mode create|append|overwrite] [--seeds all|COL,…] [--rows-per-zone N] [--enable-zone-write-seeds] [--format auto|arrow|parquet|csv] [--max-rows-per-file N] [--branch B] [--progress] [--json] [--coordinator URL [--token T] [--dataset-name NAME]]",
+		usage:   "DATASET --from FILE|- [--mode create|append|overwrite] [--seeds all|COL,…] [--rows-per-zone N] [--enable-zone-write-seeds] [--format auto|arrow|parquet|csv] [--schema COL:TYPE,…] [--delimiter C] [--max-rows-per-file N] [--branch B] [--progress] [--json] [--coordinator URL [--token T] [--dataset-name NAME]]",
 		summary: "Write Arrow IPC, Parquet or CSV rows as Lance v2.0 data files (optionally with v1 zone write seeds) and commit them.",
 		run:     runWrite,
 	}
