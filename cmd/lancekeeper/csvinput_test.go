@@ -214,20 +214,47 @@ func TestWriteFromStdin(t *testing.T) {
 			}
 		})
 	}
-	// An Arrow IPC stream on stdin is recognised by its bytes.
+	// An Arrow IPC stream and Parquet on stdin are recognised by their bytes.
 	src := filepath.Join(tmp, "src")
 	if code, _, errs := runCLI(t, "write", src, "--from", writeText(t, tmp, "s.csv", "x\n1\n2\n")); code != exitOK {
 		t.Fatal(errs)
 	}
-	code, stream, errs := runCLI(t, "scan", src, "--format", "arrow")
-	if code != exitOK {
-		t.Fatal(errs)
+	for _, f := range []string{"arrow", "parquet"} {
+		code, data, errs := runCLI(t, "scan", src, "--format", f)
+		if code != exitOK {
+			t.Fatal(errs)
+		}
+		var out, errb strings.Builder
+		code = run(&env{ctx: context.Background(), stdout: &out, stderr: &errb, stdin: strings.NewReader(data)}, []string{"write", filepath.Join(tmp, "from-"+f), "--from", "-"})
+		if code != exitOK || !strings.Contains(out.String(), "2 rows") {
+			t.Fatalf("%s on stdin: exit %d, %q %q", f, code, out.String(), errb.String())
+		}
 	}
-	var out, errb strings.Builder
-	code = run(&env{ctx: context.Background(), stdout: &out, stderr: &errb, stdin: strings.NewReader(stream)}, []string{"write", filepath.Join(tmp, "from-arrow"), "--from", "-"})
-	if code != exitOK || !strings.Contains(out.String(), "2 rows") {
-		t.Fatalf("arrow stream on stdin: exit %d, %q %q", code, out.String(), errb.String())
+}
+
+// FuzzCSVRecords: hostile CSV never panics; it reads or fails with an error.
+func FuzzCSVRecords(f *testing.F) {
+	for _, s := range []string{"a,b\n1,2\n", "a\n\"x\n", "a,b\n1\n", "v,k\n1.5,1\n2,1\nx,1\n", "t\n2024-01-02 03:04:05\n", "a\n\n\n", "\"", ""} {
+		f.Add(s, "")
+		f.Add(s, "a:int8!")
 	}
+	f.Fuzz(func(t *testing.T, body, schema string) {
+		var o csvOptions
+		if schema != "" {
+			s, err := parseCSVSchema(schema)
+			if err != nil {
+				return
+			}
+			o.schema = s
+		}
+		r, err := newCSVRecords(strings.NewReader(body), "fuzz", o)
+		if err != nil {
+			return
+		}
+		defer r.Release()
+		for r.Next() {
+		}
+	})
 }
 
 // TestCSVErrorsNameLineAndColumn: a bad CSV value or row fails with exit 2
