@@ -229,6 +229,11 @@ func TestWriteFromStdin(t *testing.T) {
 		if code != exitOK || !strings.Contains(out.String(), "2 rows") {
 			t.Fatalf("%s on stdin: exit %d, %q %q", f, code, out.String(), errb.String())
 		}
+		errb.Reset()
+		code = run(&env{ctx: context.Background(), stdout: &out, stderr: &errb, stdin: strings.NewReader(data)}, []string{"write", filepath.Join(tmp, "schema-"+f), "--from", "-", "--schema", "x:int32"})
+		if code != exitBadInput || !strings.Contains(errb.String(), "CSV input only") {
+			t.Fatalf("--schema with %s input: exit %d, %q", f, code, errb.String())
+		}
 	}
 }
 

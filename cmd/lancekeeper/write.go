@@ -186,6 +186,9 @@ func runWrite(e *env, args []string) int {
 		return fail(e, c.name, exitBadInput, err)
 	}
 	defer in.Close()
+	if _, isCSV := in.rdr.(*csvRecords); !isCSV && (co.schema != nil || co.comma != 0) {
+		return fail(e, c.name, exitBadInput, errors.New("--schema and --delimiter apply to CSV input only"))
+	}
 	var bar *progressBar
 	if *progress || (isTerminal(os.Stderr) && in.size >= 8<<20) {
 		bar = newProgressBar(e.stderr, in)
