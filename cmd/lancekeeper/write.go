@@ -451,8 +451,8 @@ func openInput(ctx context.Context, name, format string, co csvOptions, stdin io
 }
 
 // openStdin reads the input from standard input: CSV and Arrow IPC streams
-// are streamed; Parquet and Arrow IPC files need random access and are read
-// into memory first.
+// are streamed; Parquet and Arrow IPC files need random access and are
+// copied to a temporary file first (removed once opened).
 func openStdin(ctx context.Context, format string, co csvOptions, stdin io.Reader) (*input, error) {
 	in := &input{size: -1, read: &atomic.Int64{}, rows: -1}
 	br := bufio.NewReaderSize(stdin, 1<<20)
@@ -492,17 +492,15 @@ func openStdin(ctx context.Context, format string, co csvOptions, stdin io.Reade
 		if (format == "arrow" || format == "ipc") && len(head) >= 4 && bytes.Equal(head[:4], []byte{0xff, 0xff, 0xff, 0xff}) {
 			return openStdin(ctx, "arrow-stream", co, br)
 		}
-		b, err := io.ReadAll(br)
-		if err != nil {
-			return fail(err)
-		}
 		f, err := os.CreateTemp("", "lancekeeper-stdin-*")
 		if err != nil {
 			return fail(err)
 		}
 		tmp := f.Name()
-		_, werr := f.Write(b)
-		f.Close()
+		_, werr := io.Copy(f, br) // to disk, not memory: stdin may be large
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
 		if werr != nil {
 			os.Remove(tmp)
 			return fail(werr)
