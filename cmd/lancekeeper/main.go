@@ -37,6 +37,7 @@ type env struct {
 	ctx    context.Context
 	stdout io.Writer
 	stderr io.Writer
+	stdin  io.Reader // nil: os.Stdin
 }
 
 // command is one subcommand.

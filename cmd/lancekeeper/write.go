@@ -16,7 +16,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -27,6 +26,8 @@ import (
 	"github.com/lancekeeper/lancekeeper/flags"
 	"github.com/lancekeeper/lancekeeper/inspect"
 	"github.com/lancekeeper/lancekeeper/maint"
+	"github.com/lancekeeper/lancekeeper/manifest"
+	"github.com/lancekeeper/lancekeeper/scan"
 	"github.com/lancekeeper/lancekeeper/snapshot"
 	"github.com/lancekeeper/lancekeeper/store"
 )
@@ -35,7 +36,7 @@ import (
 func (commands) Write() command {
 	return command{
 		name:    "write",
-		usage:   "DATASET --from FILE [--mode create|append|overwrite] [--seeds all|COL,…] [--rows-per-zone N] [--enable-zone-write-seeds] [--format auto|arrow|parquet|csv] [--max-rows-per-file N] [--branch B] [--progress] [--json] [--coordinator URL [--token T] [--dataset-name NAME]]",
+		usage:   "DATASET --from FILE|- [--mode create|append|overwrite] [--seeds all|COL,…] [--rows-per-zone N] [--enable-zone-write-seeds] [--format auto|arrow|parquet|csv] [--schema COL:TYPE,…] [--delimiter C] [--max-rows-per-file N] [--branch B] [--progress] [--json] [--coordinator URL [--token T] [--dataset-name NAME]]",
 		summary: "Write Arrow IPC, Parquet or CSV rows as Lance v2.0 data files (optionally with v1 zone write seeds) and commit them.",
 		run:     runWrite,
 	}
@@ -67,8 +68,10 @@ type writeFileJSON struct {
 func runWrite(e *env, args []string) int {
 	c := commands{}.Write()
 	fs := newFlagSet(e, c)
-	from := fs.String("from", "", "input file: Arrow IPC (file or stream), Parquet or CSV with a header row")
+	from := fs.String("from", "", "input file: Arrow IPC (file or stream), Parquet or CSV with a header row; - reads stdin")
 	format := fs.String("format", "auto", "input format: auto (by content, .csv/.tsv by name), arrow, parquet, csv")
+	csvSchema := fs.String("schema", "", "CSV: column types as name:type,… (e.g. id:int64,name:utf8,ts:timestamp[us]; a trailing ! means not nullable); unnamed columns are inferred")
+	delim := fs.String("delimiter", "", "CSV: the field delimiter, one character (\\t for tab; default , or tab for .tsv)")
 	modeS := fs.String("mode", "", "create, append or overwrite (default: create if the dataset does not exist, else append)")
 	seeds := fs.String("seeds", "", "columns that get v1 zone write seeds: all, or a comma-separated list (default: none)")
 	rpz := fs.Uint64("rows-per-zone", 0, "rows per seed zone (default 8192)")
@@ -154,11 +157,38 @@ func runWrite(e *env, args []string) int {
 		return fail(e, c.name, exitBadInput, err)
 	}
 
-	in, err := openInput(e.ctx, *from, *format)
+	var co csvOptions
+	if *delim != "" {
+		if co.comma, err = parseDelimiter(*delim); err != nil {
+			return fail(e, c.name, exitBadInput, err)
+		}
+	}
+	if strings.TrimSpace(*csvSchema) != "" {
+		if co.schema, err = parseCSVSchema(*csvSchema); err != nil {
+			return fail(e, c.name, exitBadInput, err)
+		}
+	}
+	if opts.Mode == commit.ModeAppend || (opts.Mode == commit.ModeOverwrite && !*replaceSchema) {
+		// CSV values are cast to the table's column types (an int32
+		// column takes CSV integers that fit).
+		if m, _, err := manifest.LoadLatest(e.ctx, st.Bucket(), st.KeyPrefix()); err == nil {
+			if ts, err := scan.TableSchema(m.Manifest); err == nil {
+				co.target = ts
+			}
+		}
+	}
+	stdin := e.stdin
+	if stdin == nil {
+		stdin = os.Stdin
+	}
+	in, err := openInput(e.ctx, *from, *format, co, stdin)
 	if err != nil {
 		return fail(e, c.name, exitBadInput, err)
 	}
 	defer in.Close()
+	if _, isCSV := in.rdr.(*csvRecords); !isCSV && (co.schema != nil || co.comma != 0) {
+		return fail(e, c.name, exitBadInput, errors.New("--schema and --delimiter apply to CSV input only"))
+	}
 	var bar *progressBar
 	if *progress || (isTerminal(os.Stderr) && in.size >= 8<<20) {
 		bar = newProgressBar(e.stderr, in)
@@ -331,8 +361,11 @@ func sniffFormat(head []byte, name string) (string, error) {
 }
 
 // openInput opens an Arrow IPC file or stream, a Parquet file or a CSV file
-// (header row, types inferred from the first row) as a record reader.
-func openInput(ctx context.Context, name, format string) (*input, error) {
+// (header row, types from --schema, the table, or a sample of rows) as a record reader.
+func openInput(ctx context.Context, name, format string, co csvOptions, stdin io.Reader) (*input, error) {
+	if name == "-" {
+		return openStdin(ctx, format, co, stdin)
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errInput, err)
@@ -402,26 +435,82 @@ func openInput(ctx context.Context, name, format string) (*input, error) {
 		in.close = append(in.close, func() error { rr.Release(); return nil })
 		return in, nil
 	case "csv", "tsv":
-		opts := []csv.Option{csv.WithHeader(true), csv.WithChunk(64 << 10), csv.WithNullReader(false, "", "NULL", "null")}
-		if format == "tsv" || strings.EqualFold(filepath.Ext(name), ".tsv") {
-			opts = append(opts, csv.WithComma('\t'))
+		if co.comma == 0 && (format == "tsv" || strings.EqualFold(filepath.Ext(name), ".tsv")) {
+			co.comma = '\t'
 		}
-		r := csv.NewInferringReader(bufio.NewReaderSize(cf, 1<<20), opts...)
-		// The schema is inferred from the first row: read it now so a bad
-		// file fails before anything is written.
-		if !r.Next() {
-			err := r.Err()
-			if err == nil {
-				err = errors.New("no data rows after the header")
-			}
-			r.Release()
+		r, err := newCSVRecords(bufio.NewReaderSize(cf, 1<<20), name, co)
+		if err != nil {
 			return fail(err)
 		}
-		in.rdr = &peekedRecords{RecordReader: r, first: true}
+		in.rdr = r
 		in.close = append(in.close, func() error { r.Release(); return nil })
 		return in, nil
 	}
 	in.Close()
+	return nil, fmt.Errorf("%w: unknown --format %q (want auto, arrow, parquet or csv)", errInput, format)
+}
+
+// openStdin reads the input from standard input: CSV and Arrow IPC streams
+// are streamed; Parquet and Arrow IPC files need random access and are
+// copied to a temporary file first (removed once opened).
+func openStdin(ctx context.Context, format string, co csvOptions, stdin io.Reader) (*input, error) {
+	in := &input{size: -1, read: &atomic.Int64{}, rows: -1}
+	br := bufio.NewReaderSize(stdin, 1<<20)
+	fail := func(err error) (*input, error) {
+		in.Close()
+		return nil, fmt.Errorf("%w stdin: %v", errInput, err)
+	}
+	if format == "" || format == "auto" {
+		head, _ := br.Peek(8)
+		var err error
+		if format, err = sniffFormat(head, "-"); err != nil {
+			return nil, fmt.Errorf("%w stdin: not Arrow IPC and not Parquet by its first bytes; give --format csv|arrow|parquet", errInput)
+		}
+	}
+	switch format {
+	case "csv", "tsv":
+		if co.comma == 0 && format == "tsv" {
+			co.comma = '\t'
+		}
+		r, err := newCSVRecords(br, "stdin", co)
+		if err != nil {
+			return fail(err)
+		}
+		in.rdr = r
+		in.close = append(in.close, func() error { r.Release(); return nil })
+		return in, nil
+	case "arrow-stream":
+		r, err := ipc.NewReader(br)
+		if err != nil {
+			return fail(err)
+		}
+		in.rdr = r
+		in.close = append(in.close, func() error { r.Release(); return nil })
+		return in, nil
+	case "arrow", "arrow-file", "ipc", "parquet":
+		head, _ := br.Peek(8)
+		if (format == "arrow" || format == "ipc") && len(head) >= 4 && bytes.Equal(head[:4], []byte{0xff, 0xff, 0xff, 0xff}) {
+			return openStdin(ctx, "arrow-stream", co, br)
+		}
+		f, err := os.CreateTemp("", "lancekeeper-stdin-*")
+		if err != nil {
+			return fail(err)
+		}
+		tmp := f.Name()
+		_, werr := io.Copy(f, br) // to disk, not memory: stdin may be large
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(tmp)
+			return fail(werr)
+		}
+		defer os.Remove(tmp) // the open file stays readable on Unix
+		if format == "ipc" {
+			format = "arrow"
+		}
+		return openInput(ctx, tmp, format, co, nil)
+	}
 	return nil, fmt.Errorf("%w: unknown --format %q (want auto, arrow, parquet or csv)", errInput, format)
 }
 
@@ -452,20 +541,6 @@ func (r *ipcFileRecords) Next() bool {
 }
 func (r *ipcFileRecords) RecordBatch() arrow.RecordBatch { return r.cur }
 func (r *ipcFileRecords) Record() arrow.RecordBatch      { return r.cur }
-
-// peekedRecords replays a record reader whose first batch was already read.
-type peekedRecords struct {
-	array.RecordReader
-	first bool
-}
-
-func (p *peekedRecords) Next() bool {
-	if p.first {
-		p.first = false
-		return true
-	}
-	return p.RecordReader.Next()
-}
 
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()

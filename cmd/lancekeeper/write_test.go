@@ -211,7 +211,7 @@ func TestWriteCLI_BadInputCommitsNothing(t *testing.T) {
 		{"unknown format", []string{"--from", noext}, "not Arrow IPC"},
 		{"garbage parquet", []string{"--from", badParquet}, "cannot read input"},
 		{"schema mismatch (columns)", []string{"--from", other}, `the dataset has column "s"`},
-		{"schema mismatch (types)", []string{"--from", typed}, `column "x" is int64 in the dataset but string`},
+		{"schema mismatch (types): CSV cast to the table type names line and column", []string{"--from", typed}, `line 2, column "x": "abc" is not an integer (int64)`},
 		{"seed column does not exist", []string{"--from", good, "--seeds", "nope", "--enable-zone-write-seeds"}, `"nope"`},
 		{"seeds without opt-in", []string{"--from", good, "--seeds", "x"}, "enable it explicitly"},
 		{"create over existing", []string{"--from", good, "--mode", "create"}, "already exists"},
