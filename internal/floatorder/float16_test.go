@@ -37,9 +37,9 @@ func TestFloat16Conversions(t *testing.T) {
 		f    float64
 		want uint16
 	}{
-		{math.Ldexp(1, -25), 0x0000},            // tie between 0 and the smallest subnormal: even (0)
-		{math.Ldexp(3, -25), 0x0002},            // tie between 1 and 2 units: even (2)
-		{math.Ldexp(1.5, -24) + 1e-12, 0x0002},  // above the tie
+		{math.Ldexp(1, -25), 0x0000},                                                                      // tie between 0 and the smallest subnormal: even (0)
+		{math.Ldexp(3, -25), 0x0002},                                                                      // tie between 1 and 2 units: even (2)
+		{math.Ldexp(1.5, -24) + 1e-12, 0x0002},                                                            // above the tie
 		{0.1, 0x2E66}, {65519, 0x7BFF}, {65520, 0x7C00}, {-1e9, 0xFC00}, {1 + math.Ldexp(1, -11), 0x3C00}, // 1+2^-11 ties to even (1.0)
 	} {
 		if got := Float16FromFloat64(c.f); got != c.want {

@@ -16,7 +16,7 @@ import (
 // stats and list pages — what each would cost on an object store. It is
 // for read paths (the open workloads); writes pass through uncounted.
 type countingBucket struct {
-	b                    *blob.Bucket
+	b                   *blob.Bucket
 	reads, stats, lists atomic.Int64
 }
 

@@ -213,7 +213,7 @@ type Result struct {
 	Ours, BaseSide    []Sample
 	OursPerOp         time.Duration // median over rounds of time per op
 	BasePerOp         time.Duration
-	Ratio             float64 // OursPerOp / BasePerOp
+	Ratio             float64            // OursPerOp / BasePerOp
 	OursMetrics       map[string]float64 // median per op
 	BaseMetrics       map[string]float64
 	Err               error
@@ -405,5 +405,5 @@ func writeTable(out io.Writer, results []Result) {
 	tw.Flush()
 }
 
-func now() time.Time                   { return time.Now() }
+func now() time.Time                  { return time.Now() }
 func since(t time.Time) time.Duration { return time.Since(t) }

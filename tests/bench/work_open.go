@@ -189,4 +189,3 @@ func setupOpen(ctx context.Context, env *Env, frags int) (*Pair, error) {
 		},
 	}, nil
 }
-

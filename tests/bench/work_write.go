@@ -109,4 +109,3 @@ func setupWrite(ctx context.Context, env *Env, seeds bool) (*Pair, error) {
 		Close: func() error { releaseAll(recs); return nil },
 	}, nil
 }
-
