@@ -162,6 +162,24 @@ func TestItem4_SymlinksOutOfTheRoot(t *testing.T) {
 	if v := latest(t, st).Manifest.GetVersion(); v != 1 {
 		t.Fatalf("a symlinked data file was committed (version %d)", v)
 	}
+	// An index segment whose folder is a link out of the root.
+	idx := &pb.IndexMetadata{Uuid: &pb.UUID{Uuid: []byte("0123456789abcdef")}, Name: "x_idx", Fields: []int32{0}, DatasetVersion: 1}
+	u, err := manifest.IndexUUID(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(rootDir, "ds", "_indices"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(rootDir, "ds", "_indices", u)); err != nil {
+		t.Fatal(err)
+	}
+	_, code, eb = ts.commit(t, coordapi.CommitRequest{Dataset: "ds", ReadVersion: 1, Operation: coordapi.Operation{
+		CreateIndex: &coordapi.CreateIndexOp{NewIndices: pjs(t, idx)}}})
+	wantErr(t, code, eb, http.StatusBadRequest, coordapi.CodeInvalidTransaction)
+	if v := latest(t, st).Manifest.GetVersion(); v != 1 {
+		t.Fatalf("an index segment behind a symlink was committed (version %d)", v)
+	}
 }
 
 // TestItem5_NoTableInsideATable is issue 15 item 5.

@@ -280,6 +280,17 @@ func (s *Server) buildTransaction(ctx context.Context, st commit.Store, req *coo
 			if err := protoIn.Unmarshal(r, idx); err != nil {
 				return nil, fmt.Errorf("%w: create_index new index %d: %v", errBadRequest, i, err)
 			}
+			// The segment's folder must not lead out of the root through a
+			// symlink (issue 15 item 4), as for data files.
+			if ls, ok := st.(interface{ CheckNoSymlinks(string) error }); ok {
+				u, err := manifest.IndexUUID(idx)
+				if err != nil {
+					return nil, fmt.Errorf("%w: create_index new index %d: %v", errBadRequest, i, err)
+				}
+				if err := ls.CheckNoSymlinks("_indices/" + u); err != nil {
+					return nil, fmt.Errorf("%w: index segment %s: %v", commit.ErrInvalidTransaction, u, err)
+				}
+			}
 			added = append(added, idx)
 		}
 		var removed []*pb.IndexMetadata
