@@ -876,7 +876,7 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		for _, c := range cs {
 			size += len(c.Buffers[0])
 		}
-		if d, denc, dcs := l.dictionary21(b, eo); d != nil && d.size(dcs) < size {
+		if d, denc, dcs := l.dictionary21(b, eo); d != nil && (l.dict || d.size(dcs) < size) {
 			dict, enc, cs = d, denc, dcs
 		}
 	}
@@ -919,10 +919,14 @@ const maxDictItems = 1 << 16
 // (bit-packing), the distinct values as the codec's dictionary block.
 func (l *leaf21) dictionary21(b codec.Block, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk) {
 	n := int(b.Num)
-	if n < 100 {
+	limit := min(maxDictItems, n/4)
+	if l.dict {
+		// An Arrow dictionary column always gets a dictionary page, whatever
+		// its size and cardinality (Lance 12 refuses it otherwise).
+		limit = n
+	} else if n < 100 {
 		return nil, nil, nil
 	}
-	limit := min(maxDictItems, n/4)
 	ids := make(map[string]uint32)
 	idx := make([]byte, 0, 4*n)
 	var offs, data []byte

@@ -44,6 +44,9 @@ type leaf21 struct {
 	dim    int // FSL items per value
 	off64  bool
 	nlists int // LIST layers on the path (= max_rep)
+	// dict: an Arrow dictionary column; Lance 12 reads such a column only
+	// from dictionary pages (spec 2.1 §4.5), so every page is one.
+	dict bool
 
 	// pending entries: rep (when nlists > 0) and the absent code of each
 	// entry: 0 = valid, 2L+1 = null at layer L, 2L+2 = empty list at layer
@@ -193,6 +196,7 @@ func (w *Writer) buildSchema21(opts WriterOptions) error {
 		if d, ok := vt.(*arrow.DictionaryType); ok {
 			vt = d.ValueType
 			fld.Encoding = 3
+			leaf.dict = true
 		}
 		switch t := vt.(type) {
 		case *arrow.StructType:

@@ -215,7 +215,8 @@ func TestCompactIndexedQueriesLance12(t *testing.T) {
 }
 
 // TestCompactCorpusLance12: copies of Lance 12 corpus tables (2.2; merge
-// insert, tags, a restore, v0 ZoneMap seeds, added/renamed/dropped columns) compacted by us read the same
+// insert, tags, a restore, v0 ZoneMap seeds, added/renamed/dropped columns;
+// storage_2_1 at 2.1 with a dictionary column) compacted by us read the same
 // rows in Lance 12, at the latest version and at every tag.
 func TestCompactCorpusLance12(t *testing.T) {
 	p := peerlance.ForTest(t)
@@ -223,7 +224,7 @@ func TestCompactCorpusLance12(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"merge_insert", "tags", "restore", "seeds_v0_zonemap", "schema_evolution"} {
+	for _, name := range []string{"merge_insert", "tags", "restore", "seeds_v0_zonemap", "schema_evolution", "storage_2_1"} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()

@@ -17,6 +17,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,6 +58,7 @@ func schema21(version string) *arrow.Schema {
 		f("t64", arrow.FixedWidthTypes.Time64us), f("dur", arrow.FixedWidthTypes.Duration_ms),
 		f("dec", &arrow.Decimal128Type{Precision: 38, Scale: 10}),
 		f("dec256", &arrow.Decimal256Type{Precision: 76, Scale: 20}),
+		f("dict", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}),
 		f("li", arrow.ListOf(arrow.PrimitiveTypes.Int32)),
 		f("lls", arrow.LargeListOf(arrow.BinaryTypes.String)),
 		f("fsl", arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32)),
@@ -176,7 +178,11 @@ func randomValue(rng *mrand.Rand, b array.Builder, nullable bool, id int64) {
 	case *array.Time32Builder:
 		x.Append(arrow.Time32(rng.Int32N(86400)))
 	case *array.BinaryDictionaryBuilder:
-		if err := x.AppendString([]string{"red", "grün", "blue"}[rng.IntN(3)]); err != nil {
+		v := []string{"red", "grün", "blue"}[rng.IntN(3)]
+		if rng.IntN(2) == 0 { // high cardinality too: no smaller dictionary page
+			v = "v" + strconv.FormatInt(id, 10)
+		}
+		if err := x.AppendString(v); err != nil {
 			panic(err)
 		}
 	case *array.NullBuilder:
