@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -62,6 +63,21 @@ func checkArrayData(d arrow.ArrayData, path string) (arrow.ArrayData, bool, erro
 		return bufs[i].Len()
 	}
 	nulls := d.NullN()
+	var repl []*memory.Buffer // replaced buffers (nil: none)
+	if nulls < 0 {
+		// Unknown (arrow-go's UnknownNullCount, or a negative null_count
+		// in a hostile IPC field node): count it from the validity bitmap,
+		// which must then cover the rows, and carry the count in a copy so
+		// nothing downstream counts over a short bitmap.
+		nulls = 0
+		if len(bufs) > 0 && bufs[0] != nil {
+			if blen(0) < (end+7)/8 {
+				return nil, false, bad("validity buffer of %d bytes for %d rows", blen(0), end)
+			}
+			nulls = n - bitutil.CountSetBits(bufs[0].Bytes(), off, n)
+		}
+		repl = bufs
+	}
 	if nulls > n {
 		return nil, false, bad("null count %d exceeds the length %d", nulls, n)
 	}
@@ -69,7 +85,6 @@ func checkArrayData(d arrow.ArrayData, path string) (arrow.ArrayData, bool, erro
 	if nulls > 0 && len(bufs) > 0 && bufs[0] != nil && blen(0) < (end+7)/8 {
 		return nil, false, bad("validity buffer of %d bytes for %d rows", blen(0), end)
 	}
-	var repl []*memory.Buffer // replaced buffers (nil: none)
 	replace := func(i, size int) {
 		repl = append([]*memory.Buffer(nil), bufs...)
 		repl[i] = memory.NewBufferBytes(make([]byte, size))

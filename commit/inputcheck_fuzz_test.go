@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lancekeeper/lancekeeper/internal/arrowipc"
 )
 
 // ipcBytes encodes recs as an Arrow IPC stream.
@@ -27,9 +29,11 @@ func ipcBytes(t testing.TB, schema *arrow.Schema, recs ...arrow.RecordBatch) []b
 }
 
 // FuzzWriteIPCInput (issue 15 item 9) feeds hostile Arrow IPC streams —
-// short buffers, wrong null counts, bad offsets — through arrow-go's
-// reader and WriteFragments. Nothing may panic: a batch is written or
-// refused with an error.
+// short buffers, wrong null counts, bad offsets, hostile lengths — through
+// the input path of `write` (arrowipc.NewStreamReader: arrow-go's reader
+// behind the bounds-checked GuardStream) and WriteFragments. Nothing may
+// panic or allocate by a length the bytes do not back: a batch is written
+// or refused with an error.
 func FuzzWriteIPCInput(f *testing.F) {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -60,7 +64,7 @@ func FuzzWriteIPCInput(f *testing.F) {
 	cols := []arrow.Array{rec.Column(0), bs, rec.Column(2), rec.Column(3)}
 	f.Add(ipcBytes(f, schema, array.NewRecordBatch(schema, cols, 20)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rdr, err := ipc.NewReader(bytes.NewReader(data), ipc.WithAllocator(memory.DefaultAllocator))
+		rdr, err := arrowipc.NewStreamReader(bytes.NewReader(data), ipc.WithAllocator(memory.DefaultAllocator))
 		if err != nil {
 			return
 		}

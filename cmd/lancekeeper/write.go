@@ -25,6 +25,7 @@ import (
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/flags"
 	"github.com/lancekeeper/lancekeeper/inspect"
+	"github.com/lancekeeper/lancekeeper/internal/arrowipc"
 	"github.com/lancekeeper/lancekeeper/maint"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/scan"
@@ -409,7 +410,7 @@ func openInput(ctx context.Context, name, format string, co csvOptions, stdin io
 				return fail(err)
 			}
 		}
-		r, err := ipc.NewReader(bufio.NewReaderSize(cf, 1<<20))
+		r, err := arrowipc.NewStreamReader(bufio.NewReaderSize(cf, 1<<20))
 		if err != nil {
 			return fail(err)
 		}
@@ -480,7 +481,7 @@ func openStdin(ctx context.Context, format string, co csvOptions, stdin io.Reade
 		in.close = append(in.close, func() error { r.Release(); return nil })
 		return in, nil
 	case "arrow-stream":
-		r, err := ipc.NewReader(br)
+		r, err := arrowipc.NewStreamReader(br)
 		if err != nil {
 			return fail(err)
 		}
