@@ -8,10 +8,11 @@
 #   RESULTS   results directory (default: a new temporary directory)
 #   ONLY      extended regexp on "pkg.Target" selecting targets (default all)
 #   SKIP      extended regexp on "pkg.Target" leaving targets out (default none)
+#   BINDIR    where the test binaries go (default $RESULTS/bin)
 #
 # The targets are found by scanning the module's *_test.go files for
 # `func FuzzXxx(`; every package holding one is compiled once, with fuzzing
-# instrumentation, into $RESULTS/bin (never into the repository), so every
+# instrumentation, into $BINDIR (never into the repository), so every
 # target of a run tests the same tree (the commit is in $RESULTS/commit).
 # Each binary runs in its package directory, as `go test` runs it, so the
 # seed corpora under testdata/fuzz are used and a new failing input is
@@ -28,11 +29,12 @@ JOBS=${JOBS:-1}
 ONLY=${ONLY:-}
 SKIP=${SKIP:-}
 RESULTS=${RESULTS:-$(mktemp -d "${TMPDIR:-/tmp}/lancekeeper-fuzz.XXXXXX")}
+BINDIR=${BINDIR:-$RESULTS/bin}
 
 renice -n 19 -p $$ >/dev/null 2>&1 || true
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel) || exit 2
 cd "$root" || exit 2
-mkdir -p "$RESULTS/bin" || exit 2
+mkdir -p "$RESULTS" "$BINDIR" || exit 2
 module=$(go list -m) || exit 2
 gocache=$(go env GOCACHE)
 
@@ -66,7 +68,7 @@ binname() { echo "$1" | tr '/.' '__'; }
 # Compile each package once, with fuzzing instrumentation (-fuzz makes go
 # test instrument the package under test; -c writes the binary).
 for d in $(echo "$targets" | cut -d' ' -f1 | sort -u); do
-	b="$RESULTS/bin/$(binname "$d").test"
+	b="$BINDIR/$(binname "$d").test"
 	if ! nice -n 19 go test -c -fuzz=. -o "$b" "./$d" >"$RESULTS/build.$(binname "$d").log" 2>&1; then
 		echo "build failed: $d (see $RESULTS/build.$(binname "$d").log)" >&2
 	fi
@@ -76,7 +78,7 @@ done
 run_one() {
 	local d=$1 t=$2 name b log start end secs st execs fails crasher pkgpath
 	name="$(binname "$d").$t"
-	b="$RESULTS/bin/$(binname "$d").test"
+	b="$BINDIR/$(binname "$d").test"
 	log="$RESULTS/$name.log"
 	pkgpath=$module${d#.}
 	[ "$d" = . ] || pkgpath=$module/$d
