@@ -399,11 +399,14 @@ func openInput(ctx context.Context, name, format string, co csvOptions, stdin io
 	switch format {
 	case "arrow", "arrow-file", "arrow-stream", "ipc":
 		if format != "arrow-stream" {
-			if fr, err := ipc.NewFileReader(cf, ipc.WithAllocator(memory.DefaultAllocator)); err == nil {
+			// arrowipc.CheckFileAt checks the footer and every block
+			// before arrow-go allocates by them (read from f: the progress
+			// counts the data read once).
+			if fr, err := openIPCFile(f, cf, fi.Size()); err == nil {
 				in.rdr = &ipcFileRecords{fr: fr}
 				in.close = append(in.close, func() error { return fr.Close() })
 				return in, nil
-			} else if format == "arrow-file" {
+			} else if format == "arrow-file" || isArrowFile(f) {
 				return fail(err)
 			}
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -412,7 +415,7 @@ func openInput(ctx context.Context, name, format string, co csvOptions, stdin io
 		}
 		r, err := arrowipc.NewStreamReader(bufio.NewReaderSize(cf, 1<<20))
 		if err != nil {
-			return fail(err)
+			return fail(streamErr(err))
 		}
 		in.rdr = r
 		in.close = append(in.close, func() error { r.Release(); return nil })
@@ -483,7 +486,7 @@ func openStdin(ctx context.Context, format string, co csvOptions, stdin io.Reade
 	case "arrow-stream":
 		r, err := arrowipc.NewStreamReader(br)
 		if err != nil {
-			return fail(err)
+			return fail(streamErr(err))
 		}
 		in.rdr = r
 		in.close = append(in.close, func() error { r.Release(); return nil })
@@ -513,6 +516,32 @@ func openStdin(ctx context.Context, format string, co csvOptions, stdin io.Reade
 		return openInput(ctx, tmp, format, co, nil)
 	}
 	return nil, fmt.Errorf("%w: unknown --format %q (want auto, arrow, parquet or csv)", errInput, format)
+}
+
+// streamErr is what arrowipc.GuardStream refused, without arrow-go's
+// wrapping ("could not read continuation indicator: …"), when it refused.
+func streamErr(err error) error {
+	var se *arrowipc.StreamError
+	if errors.As(err, &se) {
+		return se
+	}
+	return err
+}
+
+// openIPCFile opens an Arrow IPC file after arrowipc.CheckFileAt passed.
+func openIPCFile(f *os.File, cf countingFile, size int64) (*ipc.FileReader, error) {
+	if err := arrowipc.CheckFileAt(f, size, arrowipc.MaxDecompressedBuffer); err != nil {
+		return nil, err
+	}
+	return ipc.NewFileReader(cf, ipc.WithAllocator(memory.DefaultAllocator))
+}
+
+// isArrowFile reports whether f starts with the Arrow IPC file magic (a
+// file whose check failed is reported as such, not retried as a stream).
+func isArrowFile(f *os.File) bool {
+	head := make([]byte, len(arrowipc.Magic))
+	n, _ := f.ReadAt(head, 0)
+	return string(head[:n]) == arrowipc.Magic
 }
 
 // ipcFileRecords iterates the record batches of an IPC file.

@@ -126,77 +126,108 @@ func (g *streamGuard) next() ([]byte, error) {
 	if err := readN(int64(metaLen), "metadata"); err != nil {
 		return nil, err
 	}
-	m, err := ParseMessage(out.Bytes()[prefix:])
+	m, rb, err := checkMessage(out.Bytes()[prefix:], g.msg == 0)
 	if err != nil {
-		return nil, fail(err, "message flatbuffer")
-	}
-	if _, _, err := m.Table.KeyValues(4); err != nil {
-		return nil, fail(err, "message custom_metadata")
-	}
-	var rb *RecordBatch
-	switch m.HeaderType {
-	case HeaderSchema:
-		if g.msg != 0 {
-			return nil, fail(nil, "a second schema message")
-		}
-		if err := CheckSchema(m.Header); err != nil {
-			return nil, fail(err, "schema")
-		}
-	case HeaderRecordBatch, HeaderDictionaryBatch:
-		if g.msg == 0 {
-			return nil, fail(nil, "the stream does not start with a schema message")
-		}
-		t := m.Header
-		if m.HeaderType == HeaderDictionaryBatch {
-			if _, t, _, err = DictionaryBatch(t); err != nil {
-				return nil, fail(err, "dictionary batch")
-			}
-		}
-		b, err := ParseRecordBatch(t)
-		if err != nil {
-			return nil, fail(err, "record batch header")
-		}
-		if _, _, _, err := t.Vector(4, 8); err != nil { // variadicBufferCounts
-			return nil, fail(err, "record batch variadic buffer counts")
-		}
-		rb = &b
-	default:
-		return nil, fail(nil, "message header type %d is not a schema, dictionary batch or record batch", m.HeaderType)
+		return nil, fail(err, "message")
 	}
 	if m.BodyLength > 0 {
-		start := out.Len()
 		if err := readN(m.BodyLength, "body"); err != nil {
 			return nil, err
 		}
-		if rb != nil {
-			body := out.Bytes()[start:]
-			for i := range rb.Buffers {
-				buf, err := rb.Slice(i, body)
-				if err != nil {
-					return nil, fail(err, "record batch buffer")
-				}
-				if !rb.Compressed || len(buf) == 0 {
-					continue
-				}
-				ulen, err := UncompressedLength(buf)
-				if err != nil {
-					return nil, fail(err, "compressed buffer %d", i)
-				}
-				if ulen < -1 || ulen > g.maxDecompressed {
-					return nil, fail(nil, "compressed buffer %d claims %d uncompressed bytes (limit %d)", i, ulen, g.maxDecompressed)
-				}
-			}
-		}
-	} else if rb != nil {
-		for i := range rb.Buffers {
-			if _, err := rb.Slice(i, nil); err != nil {
-				return nil, fail(err, "record batch buffer")
-			}
+	}
+	if rb != nil {
+		body := out.Bytes()[prefix+int(metaLen):]
+		err := checkBuffers(&rb.RecordBatch, int64(len(body)), func(off int64, b []byte) error {
+			copy(b, body[off:])
+			return nil
+		}, g.maxDecompressed)
+		if err != nil {
+			return nil, fail(err, "%s body", kindName(rb.kind))
 		}
 	}
 	g.msg++
 	g.off += int64(out.Len())
 	return out.Bytes(), nil
+}
+
+// batch is a record batch header, or the data of a dictionary batch.
+type batch struct {
+	RecordBatch
+	kind uint8 // HeaderRecordBatch or HeaderDictionaryBatch
+}
+
+// checkMessage checks a Message flatbuffer (without its prefix): its
+// custom metadata, and by header type the schema's field tree (only as the
+// first message of a stream) or the batch header, returned.
+func checkMessage(meta []byte, first bool) (Message, *batch, error) {
+	m, err := ParseMessage(meta)
+	if err != nil {
+		return m, nil, err
+	}
+	if _, _, err := m.Table.KeyValues(4); err != nil {
+		return m, nil, fmt.Errorf("custom_metadata: %w", err)
+	}
+	switch m.HeaderType {
+	case HeaderSchema:
+		if !first {
+			return m, nil, fmt.Errorf("a schema message after the first message")
+		}
+		if err := CheckSchema(m.Header); err != nil {
+			return m, nil, fmt.Errorf("schema: %w", err)
+		}
+		return m, nil, nil
+	case HeaderRecordBatch, HeaderDictionaryBatch:
+		if first {
+			return m, nil, fmt.Errorf("the stream does not start with a schema message")
+		}
+		t := m.Header
+		if m.HeaderType == HeaderDictionaryBatch {
+			if _, t, _, err = DictionaryBatch(t); err != nil {
+				return m, nil, fmt.Errorf("dictionary batch: %w", err)
+			}
+		}
+		rb, err := ParseRecordBatch(t)
+		if err != nil {
+			return m, nil, fmt.Errorf("%s header: %w", kindName(m.HeaderType), err)
+		}
+		if _, _, _, err := t.Vector(4, 8); err != nil {
+			return m, nil, fmt.Errorf("%s variadic buffer counts: %w", kindName(m.HeaderType), err)
+		}
+		return m, &batch{RecordBatch: rb, kind: m.HeaderType}, nil
+	}
+	return m, nil, fmt.Errorf("header type %d is not a schema, dictionary batch or record batch", m.HeaderType)
+}
+
+// checkBuffers checks that every buffer of rb lies inside a body of
+// bodyLen bytes and that no compressed buffer claims more than
+// maxDecompressed uncompressed bytes; read fills b from the body at off.
+func checkBuffers(rb *RecordBatch, bodyLen int64, read func(off int64, b []byte) error, maxDecompressed int64) error {
+	var prefix [8]byte
+	for i, b := range rb.Buffers {
+		if b.Offset < 0 || b.Length < 0 || b.Offset > bodyLen || b.Length > bodyLen-b.Offset {
+			return fmt.Errorf("buffer %d {offset %d, length %d} outside the %d-byte body", i, b.Offset, b.Length, bodyLen)
+		}
+		if !rb.Compressed || b.Length == 0 {
+			continue
+		}
+		if b.Length < 8 {
+			return fmt.Errorf("compressed buffer %d has %d bytes, less than its 8-byte length prefix", i, b.Length)
+		}
+		if err := read(b.Offset, prefix[:]); err != nil {
+			return err
+		}
+		if ulen := int64(binary.LittleEndian.Uint64(prefix[:])); ulen < -1 || ulen > maxDecompressed {
+			return fmt.Errorf("compressed buffer %d claims %d uncompressed bytes (limit %d)", i, ulen, maxDecompressed)
+		}
+	}
+	return nil
+}
+
+func kindName(kind uint8) string {
+	if kind == HeaderDictionaryBatch {
+		return "dictionary batch"
+	}
+	return "record batch"
 }
 
 // MaxDecompressedBuffer is the largest uncompressed size NewStreamReader

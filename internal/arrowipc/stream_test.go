@@ -105,7 +105,7 @@ func TestGuardStream_HostileLengths(t *testing.T) {
 		{"negative metadata length", "negative", cat(le32(0xFFFFFFFF), le32(0xFFFFFFF0), good[8:40])},
 		{"body beyond the stream", "body of", good[:len(good)-8-4]},
 		{"batch before the schema", "does not start with a schema", good[schemaEnd:]},
-		{"second schema", "second schema", cat(good[:schemaEnd], good)},
+		{"second schema", "after the first message", cat(good[:schemaEnd], good)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := io.ReadAll(GuardStream(bytes.NewReader(tc.b), 1<<20))
@@ -131,13 +131,25 @@ func FuzzGuardStream(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, _ := io.ReadAll(GuardStream(bytes.NewReader(b), 1<<20))
+		got, err := io.ReadAll(GuardStream(bytes.NewReader(b), 1<<20))
 		if !bytes.HasPrefix(b, got) {
 			t.Fatalf("guard output is not a prefix of its input")
 		}
+		if err != nil {
+			var se *StreamError
+			if !errors.As(err, &se) {
+				t.Fatalf("untyped guard error %T: %v", err, err)
+			}
+		}
 		func() {
 			defer func() { _ = recover() }() // arrow-go's own panics are not this target's subject
-			_, _ = readAll(b)
+			r, err := ipc.NewReader(GuardStream(bytes.NewReader(b), 1<<20))
+			if err != nil {
+				return
+			}
+			defer r.Release()
+			for r.Next() {
+			}
 		}()
 	})
 }
