@@ -47,11 +47,11 @@ func (s *Schema) ArrowSchema() (*arrow.Schema, error) {
 func (s *Schema) arrowField(fi int, depth int) (arrow.Field, error) {
 	f := &s.Fields[fi]
 	if depth > maxEncodingDepth {
-		return arrow.Field{}, fmt.Errorf("datafile: field %q nested deeper than %d levels: %w", f.Name, maxEncodingDepth, ErrUnsupported)
+		return arrow.Field{}, formatErr(ErrUnsupported, "schema", -1, "field %q nested deeper than %d levels", f.Name, maxEncodingDepth)
 	}
 	lt, err := parseLogicalType(f.LogicalType)
 	if err != nil {
-		return arrow.Field{}, fmt.Errorf("datafile: field %q: %v: %w", f.Name, err, ErrUnsupported)
+		return arrow.Field{}, formatErr(ErrUnsupported, "schema", -1, "field %q: %v", f.Name, err)
 	}
 	af := arrow.Field{Name: f.Name, Nullable: f.Nullable}
 	if len(f.Metadata) > 0 {
@@ -81,13 +81,13 @@ func (s *Schema) arrowField(fi int, depth int) (arrow.Field, error) {
 			return af, err
 		}
 		if len(cs) != 1 {
-			return af, fmt.Errorf("datafile: %s field %q has %d children, want 1: %w", f.LogicalType, f.Name, len(cs), ErrMalformed)
+			return af, formatErr(ErrMalformed, "schema", -1, "%s field %q has %d children, want 1", f.LogicalType, f.Name, len(cs))
 		}
 		switch {
 		case lt.kind == lkMap:
 			st, ok := cs[0].Type.(*arrow.StructType)
 			if !ok || st.NumFields() != 2 {
-				return af, fmt.Errorf("datafile: map field %q needs a struct child with 2 fields: %w", f.Name, ErrMalformed)
+				return af, formatErr(ErrMalformed, "schema", -1, "map field %q needs a struct child with 2 fields", f.Name)
 			}
 			mt := arrow.MapOfFields(st.Field(0), st.Field(1))
 			af.Type = mt
@@ -303,7 +303,7 @@ func (d *decoder) field(fi int, dt arrow.DataType) (arrow.Array, error) {
 	case lkStruct:
 		st, ok := dt.(*arrow.StructType)
 		if !ok || st.NumFields() != len(fld.Children) {
-			return nil, fmt.Errorf("datafile: struct field %q does not match its Arrow type %s: %w", fld.Name, dt, ErrMalformed)
+			return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "struct field does not match its Arrow type %s", dt)
 		}
 		n := d.f.columns[col].NumRows()
 		kids := make([]arrow.ArrayData, len(fld.Children))
@@ -930,7 +930,7 @@ func (d *decoder) list(fi, col int, dt arrow.DataType) (arrow.Array, error) {
 	case *arrow.LargeListType:
 		elem, large = t.Elem(), true
 	default:
-		return nil, fmt.Errorf("datafile: list field %q has Arrow type %s: %w", fld.Name, dt, ErrMalformed)
+		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "list field has Arrow type %s", dt)
 	}
 	if len(fld.Children) != 1 {
 		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "list has %d children, want 1", len(fld.Children))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,9 @@ func FuzzReadRows21(f *testing.F) {
 		f.Add(b, uint16(0), uint16(0))
 		f.Add(b, uint16(3), uint16(7))
 	}
+	for _, b := range corpusFuzzSeeds21() {
+		f.Add(b, uint16(0), uint16(0))
+	}
 	f.Fuzz(func(t *testing.T, b []byte, start, n uint16) {
 		file, err := OpenReaderAt(bytes.NewReader(b), int64(len(b)))
 		if err != nil || file.Version() == V2_0 {
@@ -75,6 +79,35 @@ func FuzzReadRows21(f *testing.F) {
 		defer rec.Release()
 		checkDecoded(t, rec, rows)
 	})
+}
+
+// corpusFuzzSeeds21 returns the distinct 2.1+ data files of the shared
+// Lance corpus up to 32 KB (about thirty: the page layouts, encodings and
+// value shapes Lance 12 writes for the corpus tables, beyond the four
+// testdata files). Without the corpus (CI always has it) the testdata
+// seeds alone remain.
+func corpusFuzzSeeds21() [][]byte {
+	var out [][]byte
+	seen := map[string]bool{}
+	_ = filepath.WalkDir(corpusDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".lance") || filepath.Base(filepath.Dir(p)) != "data" {
+			return nil
+		}
+		if info, err := d.Info(); err != nil || info.Size() > 32<<10 {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || seen[string(b)] {
+			return nil
+		}
+		if file, err := OpenReaderAt(bytes.NewReader(b), int64(len(b))); err != nil || file.Version() == V2_0 {
+			return nil
+		}
+		seen[string(b)] = true
+		out = append(out, b)
+		return nil
+	})
+	return out
 }
 
 // legacyFuzzFields are the table fields of the legacy seed files: the

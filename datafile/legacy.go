@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -477,6 +478,15 @@ func (r *legacyReader) binary(dt arrow.DataType, pos, lo, hi uint64, nullable bo
 				nulls++
 			} else {
 				bitutil.SetBit(valid, int(i))
+			}
+		}
+	}
+	if dt.ID() == arrow.STRING || dt.ID() == arrow.LARGE_STRING {
+		// Arrow string arrays hold valid UTF-8 only (as checkUTF8 requires
+		// of 2.x pages).
+		for i := uint64(0); i < n; i++ {
+			if !utf8.Valid(data[p[i]-p[0] : p[i+1]-p[0]]) {
+				return nil, formatErr(ErrMalformed, sec, int64(pos), "string value %d is not valid UTF-8", lo+i)
 			}
 		}
 	}
