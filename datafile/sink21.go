@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -349,6 +350,9 @@ func (s *valueSink) arrayData(dt arrow.DataType, valid []byte, nulls int, mem me
 		if len(s.data) > 1<<31-1 {
 			return nil, fmt.Errorf("datafile: %s column of %d bytes exceeds 32-bit offsets: %w", dt, len(s.data), ErrUnsupported)
 		}
+		if err := s.checkUTF8(dt); err != nil {
+			return nil, err
+		}
 		ob := make([]byte, 4*len(s.offs))
 		for i, o := range s.offs {
 			binary.LittleEndian.PutUint32(ob[4*i:], uint32(o))
@@ -357,6 +361,9 @@ func (s *valueSink) arrayData(dt arrow.DataType, valid []byte, nulls int, mem me
 	case *arrow.LargeStringType, *arrow.LargeBinaryType:
 		if s.kind != codec.Variable {
 			return nil, fmt.Errorf("datafile: %s column decoded as %s values: %w", dt, s.kind, ErrMalformed)
+		}
+		if err := s.checkUTF8(dt); err != nil {
+			return nil, err
 		}
 		ob := make([]byte, 8*len(s.offs))
 		for i, o := range s.offs {
@@ -401,6 +408,21 @@ func (s *valueSink) arrayData(dt arrow.DataType, valid []byte, nulls int, mem me
 		data = appendZeroBits(data, 0, s.n)
 	}
 	return array.NewData(dt, n, []*memory.Buffer{vb(), memory.NewBufferBytes(data)}, nil, nulls, 0), nil
+}
+
+// checkUTF8 requires every value of a string column to be valid UTF-8, as
+// Arrow string arrays must be (the 2.0 path's checkUTF8; binary columns are
+// not checked).
+func (s *valueSink) checkUTF8(dt arrow.DataType) error {
+	if dt.ID() != arrow.STRING && dt.ID() != arrow.LARGE_STRING {
+		return nil
+	}
+	for i := 0; i+1 < len(s.offs); i++ {
+		if !utf8.Valid(s.data[s.offs[i]:s.offs[i+1]]) {
+			return formatErr(ErrMalformed, "", -1, "%s value %d is not valid UTF-8", dt, i)
+		}
+	}
+	return nil
 }
 
 // dictEncode turns plain values into an Arrow dictionary array of type t.
