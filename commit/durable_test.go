@@ -91,18 +91,18 @@ func (p *powerLossStore) SyncKeys(ctx context.Context, keys []string) error {
 
 // CreateIfAbsentAfter is two steps: the batch sync (after it, the keys are
 // durable) and the link (after it, the manifest exists and is durable).
-func (p *powerLossStore) CreateIfAbsentAfter(ctx context.Context, key string, data []byte, after []string) error {
+func (p *powerLossStore) CreateIfAbsentAfter(ctx context.Context, key string, data []byte, after []string) (bool, error) {
 	if err := p.step("sync-batch", strings.Join(after, ",")); err != nil {
-		return err
+		return false, err
 	}
 	if err := p.Store.SyncKeys(ctx, after); err != nil {
-		return err
+		return false, err
 	}
 	p.mark(after, false)
 	if err := p.step("create", key); err != nil {
-		return err
+		return true, err
 	}
-	return p.Store.CreateIfAbsent(ctx, key, data)
+	return true, p.Store.CreateIfAbsent(ctx, key, data)
 }
 
 func (p *powerLossStore) Put(ctx context.Context, key string, data []byte) error {
@@ -186,7 +186,7 @@ func TestCrashSafety_BatchedDurability(t *testing.T) {
 		for _, s := range steps {
 			kinds = append(kinds, strings.Fields(s)[0])
 		}
-		want := []string{"deferred-writer", "deferred-writer", "put-deferred", "sync-batch", "create", "put-deferred"}
+		want := []string{"deferred-writer", "deferred-writer", "deferred-writer", "sync-batch", "create", "put-deferred"}
 		if !slices.Equal(kinds, want) {
 			t.Fatalf("operations %q, want kinds %q", steps, want)
 		}
