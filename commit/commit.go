@@ -254,7 +254,7 @@ func (d *dataset) forward(ctx context.Context, from manifest.VersionInfo) (manif
 // finds v+1 missing (else forward reads on) and the manifest of v is read
 // — the read proves v exists, so the hinted version needs no stat of its
 // own. Without a usable hint (object stores: none is written) it is
-// manifest.LatestVersion and one read. Readers never trust the hint: a
+// one listing and one read. Readers never trust the hint: a
 // hinted manifest that is missing falls back to the full discovery.
 func (d *dataset) loadLatest(ctx context.Context) (*manifest.File, manifest.VersionInfo, error) {
 	if writesHint(d.st) {
@@ -282,9 +282,24 @@ func (d *dataset) loadLatest(ctx context.Context) (*manifest.File, manifest.Vers
 			return nil, manifest.VersionInfo{}, err
 		}
 	}
-	info, err := d.latest(ctx)
-	if err != nil || info.Version == 0 {
-		return nil, info, err
+	var info manifest.VersionInfo
+	if writesHint(d.st) {
+		var err error
+		if info, err = d.latest(ctx); err != nil || info.Version == 0 {
+			return nil, info, err
+		}
+	} else {
+		// Object stores: no hint is written there, so a read of one would
+		// be a request that finds nothing; one list page (V2 names sort
+		// newest first) is the discovery.
+		all, err := manifest.ListVersions(ctx, d.st.Bucket(), d.root)
+		if manifest.IsNotFound(err) {
+			return nil, manifest.VersionInfo{Scheme: manifest.V2}, nil
+		}
+		if err != nil {
+			return nil, info, err
+		}
+		info = all[len(all)-1]
 	}
 	f, err := d.file(ctx, info.Version)
 	return f, info, err
