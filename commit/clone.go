@@ -51,11 +51,11 @@ func commitClone(ctx context.Context, d *dataset, t *Transaction, opts Options) 
 		return nil, err
 	}
 	path := manifest.ManifestPath(manifest.V2, in.version)
-	won, err := publish(ctx, d.st, path, data, nil)
+	pub, err := publish(ctx, d.st, path, data, nil)
 	if err != nil {
 		return nil, err
 	}
-	if !won {
+	if !pub.won {
 		return nil, fmt.Errorf("%w: another writer created %s first", ErrDatasetExists, d.st)
 	}
 	out := &Result{

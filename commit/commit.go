@@ -202,6 +202,109 @@ func (d *dataset) latest(ctx context.Context) (manifest.VersionInfo, error) {
 	return info, nil
 }
 
+// get reads the manifest of version v named under scheme through the
+// store (one read on the local backend) and caches it; a missing manifest
+// is an error matching manifest.ErrNotFound.
+func (d *dataset) get(ctx context.Context, scheme manifest.NamingScheme, v uint64) (*manifest.File, error) {
+	if f, ok := d.files[v]; ok {
+		return f, nil
+	}
+	rel := manifest.ManifestPath(scheme, v)
+	data, err := d.st.Get(ctx, rel)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%s: %w", rel, manifest.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := manifest.Decode(manifest.Join(d.root, rel), data)
+	if err != nil {
+		return nil, err
+	}
+	d.files[v] = f
+	return f, nil
+}
+
+// maxForward bounds the versions forward reads manifests past a known one
+// before falling back to the authoritative discovery.
+const maxForward = 64
+
+// forward returns the latest version, knowing that from exists under
+// scheme: it reads the manifests from+1, from+2, … until one is missing
+// (each read is one a conflict check needs anyway, and the first miss is
+// the existence probe), caching them. More than maxForward newer versions,
+// or any error, falls back to latest.
+func (d *dataset) forward(ctx context.Context, from manifest.VersionInfo) (manifest.VersionInfo, error) {
+	cur := from
+	for range maxForward {
+		_, err := d.get(ctx, cur.Scheme, cur.Version+1)
+		if manifest.IsNotFound(err) {
+			return cur, nil
+		}
+		if err != nil {
+			break
+		}
+		cur = manifest.VersionInfo{Version: cur.Version + 1, Scheme: cur.Scheme, Path: manifest.ManifestPath(cur.Scheme, cur.Version+1), Size: -1}
+	}
+	return d.latest(ctx)
+}
+
+// loadLatest discovers the latest version and reads its manifest with the
+// fewest reads: on a local store the hint names v, one existence probe
+// finds v+1 missing (else forward reads on) and the manifest of v is read
+// — the read proves v exists, so the hinted version needs no stat of its
+// own. Without a usable hint (object stores: none is written) it is
+// one listing and one read. Readers never trust the hint: a
+// hinted manifest that is missing falls back to the full discovery.
+func (d *dataset) loadLatest(ctx context.Context) (*manifest.File, manifest.VersionInfo, error) {
+	if writesHint(d.st) {
+		if raw, err := d.st.Get(ctx, manifest.VersionsDir+"/"+manifest.HintName); err == nil {
+			if v, err := manifest.DecodeHint(manifest.HintName, raw); err == nil && v != 0 && !manifest.IsDetached(v) {
+				hinted := manifest.VersionInfo{Version: v, Scheme: manifest.V2, Path: manifest.ManifestPath(manifest.V2, v), Size: -1}
+				next, err := d.st.Exists(ctx, manifest.ManifestPath(manifest.V2, v+1))
+				if err == nil && !next {
+					if f, err := d.get(ctx, manifest.V2, v); err == nil {
+						return f, hinted, nil
+					}
+				} else if err == nil {
+					if _, err := d.get(ctx, manifest.V2, v); err == nil {
+						info, err := d.forward(ctx, hinted)
+						if err != nil {
+							return nil, manifest.VersionInfo{}, err
+						}
+						f, err := d.file(ctx, info.Version)
+						return f, info, err
+					}
+				}
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, manifest.VersionInfo{}, err
+		}
+	}
+	var info manifest.VersionInfo
+	if writesHint(d.st) {
+		var err error
+		if info, err = d.latest(ctx); err != nil || info.Version == 0 {
+			return nil, info, err
+		}
+	} else {
+		// Object stores: no hint is written there, so a read of one would
+		// be a request that finds nothing; one list page (V2 names sort
+		// newest first) is the discovery.
+		all, err := manifest.ListVersions(ctx, d.st.Bucket(), d.root)
+		if manifest.IsNotFound(err) {
+			return nil, manifest.VersionInfo{Scheme: manifest.V2}, nil
+		}
+		if err != nil {
+			return nil, info, err
+		}
+		info = all[len(all)-1]
+	}
+	f, err := d.file(ctx, info.Version)
+	return f, info, err
+}
+
 // Commit commits t to the dataset in st (lance-table-format.md §5.2): it
 // checks t against every version committed after t's read version, rebases
 // or fails per the conflict matrix, writes the transaction file, builds the
@@ -233,6 +336,8 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 	checked := t.ReadVersion()
 	var writtenTxn []byte
 	triedOptimistic := false
+	// lost is the version the last attempt lost the race for (it exists).
+	var lost manifest.VersionInfo
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -243,11 +348,19 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		optimistic := !triedOptimistic && t.knownInfo.Version != 0 && t.knownInfo.Version == t.ReadVersion()
 		var info manifest.VersionInfo
 		var err error
-		if optimistic {
+		switch {
+		case optimistic:
 			triedOptimistic = true
 			info = t.knownInfo
-		} else if info, err = d.latest(ctx); err != nil {
-			return nil, err
+		case lost.Version != 0:
+			// The version this attempt lost to exists: read on from it.
+			if info, err = d.forward(ctx, lost); err != nil {
+				return nil, err
+			}
+		default:
+			if info, err = d.latest(ctx); err != nil {
+				return nil, err
+			}
 		}
 		latestV := info.Version
 		if creating && latestV != 0 {
@@ -371,11 +484,29 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if t.del != nil {
 			pending = append(pending[:len(pending):len(pending)], t.del.pending...)
 		}
-		won, err := publish(ctx, st, path, data, pending)
+		pub, err := publish(ctx, st, path, data, pending)
 		if err != nil {
 			return nil, err
 		}
+		won := pub.won
 		if !won {
+			lost = manifest.VersionInfo{Version: in.version, Scheme: scheme, Path: path, Size: -1}
+		}
+		if pub.synced {
+			// Durable now: a retry syncs only its new manifest.
+			t.pending = nil
+			if t.del != nil {
+				t.del.pending = nil
+			}
+		}
+		if !won {
+			if pub.theirs != nil {
+				// The winner's manifest, read back anyway: the retry
+				// checks against it without reading it again.
+				if f, err := manifest.Decode(manifest.Join(d.root, path), pub.theirs); err == nil {
+					d.files[in.version] = f
+				}
+			}
 			if creating {
 				return nil, fmt.Errorf("%w: another writer created %s first", ErrDatasetExists, st)
 			}
@@ -443,28 +574,42 @@ func requireAtomicCreate(st Store, allowUnsafeCommit bool) error {
 	return fmt.Errorf("store %s: %w: refusing to commit (set AllowUnsafeCommit to accept that two concurrent commits may both succeed)", st, store.ErrNoAtomicCreate)
 }
 
+// published is the outcome of publish.
+type published struct {
+	// won: the manifest is ours.
+	won bool
+	// synced: the pending objects are durable (see createManifest).
+	synced bool
+	// theirs: the bytes of the manifest that won instead (read back to
+	// resolve the outcome), nil when unknown.
+	theirs []byte
+}
+
 // publish writes a manifest with create-if-absent, the commit point. It
 // reports won=false when another writer's manifest holds the name. An
 // ambiguous failure (a timeout, a conditional PUT retried by the SDK after
 // the first one landed) is resolved by reading the name back: our own bytes
 // mean the commit happened. When even that is impossible the error wraps
 // ErrCommitOutcomeUnknown and the caller must not clean anything up.
-func publish(ctx context.Context, st Store, path string, data []byte, pending []pendingKey) (won bool, err error) {
-	cerr := createManifest(ctx, st, path, data, pending)
+func publish(ctx context.Context, st Store, path string, data []byte, pending []pendingKey) (published, error) {
+	synced, cerr := createManifest(ctx, st, path, data, pending)
 	if cerr == nil {
-		return true, nil
+		return published{won: true, synced: synced}, nil
 	}
 	got, gerr := st.Get(context.WithoutCancel(ctx), path)
 	switch {
 	case gerr == nil:
-		return bytes.Equal(got, data), nil
+		if bytes.Equal(got, data) {
+			return published{won: true, synced: synced}, nil
+		}
+		return published{synced: synced, theirs: got}, nil
 	case errors.Is(gerr, store.ErrNotFound):
 		if errors.Is(cerr, store.ErrAlreadyExists) {
-			return false, nil
+			return published{synced: synced}, nil
 		}
-		return false, fmt.Errorf("write manifest %s: %w", path, cerr)
+		return published{}, fmt.Errorf("write manifest %s: %w", path, cerr)
 	}
-	return false, fmt.Errorf("%w: write manifest %s: %w (reading it back failed: %v)", ErrCommitOutcomeUnknown, path, cerr, gerr)
+	return published{}, fmt.Errorf("%w: write manifest %s: %w (reading it back failed: %v)", ErrCommitOutcomeUnknown, path, cerr, gerr)
 }
 
 // checkAndRebase applies the conflict matrix to t against the transaction

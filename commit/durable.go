@@ -2,6 +2,7 @@ package commit
 
 import (
 	"context"
+	"errors"
 
 	"github.com/lancekeeper/lancekeeper/store"
 )
@@ -29,8 +30,10 @@ type batchStore interface {
 	NewDeferredWriter(ctx context.Context, key string) (*store.Writer, error)
 	PutDeferred(ctx context.Context, key string, data []byte) error
 	SyncKeys(ctx context.Context, keys []string) error
-	CreateIfAbsentAfter(ctx context.Context, key string, data []byte, after []string) error
+	CreateIfAbsentAfter(ctx context.Context, key string, data []byte, after []string) (synced bool, err error)
 }
+
+var _ batchStore = (*store.Store)(nil)
 
 func asBatch(st Store) (batchStore, bool) {
 	bs, ok := st.(batchStore)
@@ -72,16 +75,31 @@ func (w *WrittenFiles) syncPending(ctx context.Context) error {
 
 // putPending writes an object the commit must make durable before its
 // manifest (transaction file, deletion file): deferred and recorded in
-// pending when the store batches, durable at once otherwise.
+// pending when the store batches, durable at once otherwise. A deferred
+// object is created under its own (fresh, random) name in one write; a
+// name that exists already — the transaction file rewritten after a rebase
+// changed it — is replaced atomically instead.
 func putPending(ctx context.Context, st Store, pending *[]pendingKey, key string, data []byte) error {
-	if bs, ok := asBatch(st); ok && pending != nil {
-		if err := bs.PutDeferred(ctx, key, data); err != nil {
-			return err
-		}
-		*pending = append(*pending, pendingKey{bs, key})
-		return nil
+	bs, ok := asBatch(st)
+	if !ok || pending == nil {
+		return st.Put(ctx, key, data)
 	}
-	return st.Put(ctx, key, data)
+	w, err := bs.NewDeferredWriter(ctx, key)
+	switch {
+	case errors.Is(err, store.ErrAlreadyExists):
+		err = bs.PutDeferred(ctx, key, data)
+	case err == nil:
+		if _, err = w.Write(data); err != nil {
+			_ = w.Abort()
+		} else {
+			err = w.Close()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	*pending = append(*pending, pendingKey{bs, key})
+	return nil
 }
 
 // pendingFrom records keys written deferred through st.
@@ -99,9 +117,11 @@ func pendingFrom(st Store, keys []string) []pendingKey {
 
 // createManifest is the commit point: create-if-absent of the manifest
 // after the pending objects are durable. Objects pending on st itself are
-// synced in the same parallel batch as the manifest's temporary file;
-// objects pending on another store are synced first.
-func createManifest(ctx context.Context, st Store, path string, data []byte, pending []pendingKey) error {
+// synced in the same parallel batch as the manifest; objects pending on
+// another store are synced first. synced reports that every pending object
+// is durable now (also when the create then lost the race), so a retry
+// need not sync them again.
+func createManifest(ctx context.Context, st Store, path string, data []byte, pending []pendingKey) (synced bool, err error) {
 	bs, batch := asBatch(st)
 	var mine []string
 	others := map[batchStore][]string{}
@@ -114,13 +134,13 @@ func createManifest(ctx context.Context, st Store, path string, data []byte, pen
 	}
 	for obs, keys := range others {
 		if err := obs.SyncKeys(ctx, keys); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if batch {
 		return bs.CreateIfAbsentAfter(ctx, path, data, mine)
 	}
-	return st.CreateIfAbsent(ctx, path, data)
+	return len(mine) == 0, st.CreateIfAbsent(ctx, path, data)
 }
 
 // putHint writes the latest-version hint, which needs no durability.

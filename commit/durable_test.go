@@ -34,6 +34,9 @@ type powerLossStore struct {
 	ops      []string
 	volatile map[string]bool
 	down     bool
+	// race, when set, runs once between the first sync batch and its link:
+	// another writer's commit that makes this one lose the race.
+	race func()
 }
 
 func (p *powerLossStore) step(op, key string) error {
@@ -91,18 +94,22 @@ func (p *powerLossStore) SyncKeys(ctx context.Context, keys []string) error {
 
 // CreateIfAbsentAfter is two steps: the batch sync (after it, the keys are
 // durable) and the link (after it, the manifest exists and is durable).
-func (p *powerLossStore) CreateIfAbsentAfter(ctx context.Context, key string, data []byte, after []string) error {
+func (p *powerLossStore) CreateIfAbsentAfter(ctx context.Context, key string, data []byte, after []string) (bool, error) {
 	if err := p.step("sync-batch", strings.Join(after, ",")); err != nil {
-		return err
+		return false, err
 	}
 	if err := p.Store.SyncKeys(ctx, after); err != nil {
-		return err
+		return false, err
 	}
 	p.mark(after, false)
-	if err := p.step("create", key); err != nil {
-		return err
+	if r := p.race; r != nil {
+		p.race = nil
+		r()
 	}
-	return p.Store.CreateIfAbsent(ctx, key, data)
+	if err := p.step("create", key); err != nil {
+		return true, err
+	}
+	return true, p.Store.CreateIfAbsent(ctx, key, data)
 }
 
 func (p *powerLossStore) Put(ctx context.Context, key string, data []byte) error {
@@ -186,7 +193,7 @@ func TestCrashSafety_BatchedDurability(t *testing.T) {
 		for _, s := range steps {
 			kinds = append(kinds, strings.Fields(s)[0])
 		}
-		want := []string{"deferred-writer", "deferred-writer", "put-deferred", "sync-batch", "create", "put-deferred"}
+		want := []string{"deferred-writer", "deferred-writer", "deferred-writer", "sync-batch", "create", "put-deferred"}
 		if !slices.Equal(kinds, want) {
 			t.Fatalf("operations %q, want kinds %q", steps, want)
 		}
@@ -260,4 +267,88 @@ func localStoreDir(t testing.TB) (*store.Store, string) {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st, dir
+}
+
+// TestCrashSafety_RetryAfterLostRace: a commit that loses the race at the
+// link after its sync batch retries without syncing its data and
+// transaction files again (the batch made them durable: CreateIfAbsentAfter
+// reports synced) — the retry's batch holds only its new manifest. A power
+// loss at each step of that sequence leaves version 1 (before the other
+// writer's commit), 2 (the other writer's) or 3 (ours), with every data
+// file the latest manifest names complete, and the next commit lands on
+// top (lance-table-format.md §5.1 write order, §5.2 retries).
+func TestCrashSafety_RetryAfterLostRace(t *testing.T) {
+	ctx := context.Background()
+	setup := func(t *testing.T, crashAt int) (*store.Store, *powerLossStore) {
+		st, dir := localStoreDir(t)
+		if _, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 100, 0), WriteOptions{Mode: ModeCreate}); err != nil {
+			t.Fatal(err)
+		}
+		p := &powerLossStore{Store: st, dir: dir, crashAt: crashAt, volatile: map[string]bool{}}
+		p.race = func() {
+			if _, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 1000), WriteOptions{Mode: ModeAppend}); err != nil {
+				t.Error(err)
+			}
+		}
+		return st, p
+	}
+	var steps []string
+	{
+		_, p := setup(t, -1)
+		res, err := WriteArrow(ctx, p, testRecords(testArrowSchema, 2, 50, 100), WriteOptions{Mode: ModeAppend, MaxRowsPerFile: 60})
+		if err != nil || res.Version != 3 || res.Attempts != 1 {
+			t.Fatalf("dry run: %v %+v", err, res)
+		}
+		steps = p.ops
+		var kinds []string
+		for _, s := range steps {
+			kinds = append(kinds, strings.Fields(s)[0])
+		}
+		want := []string{"deferred-writer", "deferred-writer", "deferred-writer", "sync-batch", "create", "sync-batch", "create", "put-deferred"}
+		if !slices.Equal(kinds, want) {
+			t.Fatalf("operations %q, want kinds %q", steps, want)
+		}
+		if len(strings.Fields(steps[5])) != 1 {
+			t.Fatalf("the retry synced %q again; the first batch had made them durable", steps[5])
+		}
+	}
+	for i := 0; i <= len(steps); i++ {
+		name := "after everything"
+		if i < len(steps) {
+			name = fmt.Sprintf("at %d %s", i, strings.Fields(steps[i])[0])
+		}
+		t.Run(name, func(t *testing.T) {
+			st, p := setup(t, i)
+			if i == len(steps) {
+				p.crashAt = -1
+			}
+			_, err := WriteArrow(ctx, p, testRecords(testArrowSchema, 2, 50, 100), WriteOptions{Mode: ModeAppend, MaxRowsPerFile: 60})
+			if i < 7 && !errors.Is(err, errInjected) {
+				t.Fatalf("got %v, want the injected crash", err)
+			}
+			p.lose(t)
+			want, rows := uint64(1), uint64(100)
+			switch {
+			case i > 6: // our link (step 6) happened
+				want, rows = 3, 210
+			case i >= 4: // the other writer committed before step 4
+				want, rows = 2, 110
+			}
+			if v := latestVersion(t, st); v != want {
+				t.Fatalf("latest version %d, want %d", v, want)
+			}
+			if got := totalRows(t, st); got != rows {
+				t.Fatalf("rows %d, want %d", got, rows)
+			}
+			checkDataReadable(t, st)
+			r, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 200), WriteOptions{Mode: ModeAppend})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Version != want+1 || totalRows(t, st) != rows+10 {
+				t.Fatalf("next commit: version %d rows %d", r.Version, totalRows(t, st))
+			}
+			checkDataReadable(t, st)
+		})
+	}
 }

@@ -429,15 +429,11 @@ func writeFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 	}
 	seeding := opts.SeedAllColumns || len(opts.SeedColumns) > 0
 	d := &dataset{st: st, root: st.KeyPrefix(), files: map[uint64]*manifest.File{}}
-	info, err := d.latest(ctx)
+	head, info, err := d.loadLatest(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var head *manifest.File
 	if info.Version != 0 {
-		if head, err = d.file(ctx, info.Version); err != nil {
-			return nil, err
-		}
 		m := head.Manifest
 		if err := flags.CheckWrite(m.GetReaderFeatureFlags(), m.GetWriterFeatureFlags()); err != nil {
 			return nil, fmt.Errorf("%s version %d: %w", st, info.Version, err)

@@ -29,22 +29,38 @@ import (
 // could). Other backends are durable as each write is acknowledged; the
 // deferred forms are the ordinary ones there and SyncKeys does nothing.
 
-// NewDeferredWriter is NewWriter whose Close does not fsync: on the local
-// backend the file is renamed to its name unsynced. The object is durable
-// only once its key went through SyncKeys or CreateIfAbsentAfter; use it
-// only for objects nothing refers to before then (a new data file).
+// NewDeferredWriter is NewWriter for a new object nothing refers to yet
+// (a data file, a transaction or deletion file under a fresh random name).
+// On the local backend the file is created under its final name with
+// O_EXCL (an existing key is an error wrapping ErrAlreadyExists) and
+// written there; Close neither renames nor fsyncs, and Abort removes it.
+// Until Close the key may be visible with partial content, which is
+// harmless for a name no manifest references. The object is durable only
+// once its key went through SyncKeys or CreateIfAbsentAfter.
 func (s *Store) NewDeferredWriter(ctx context.Context, key string) (*Writer, error) {
-	w, err := s.NewWriter(ctx, key)
-	if err == nil {
-		w.deferSync = true
+	if s.kind != KindLocal {
+		return s.NewWriter(ctx, key)
 	}
-	return w, err
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	final := s.localPath(key)
+	f, err := inDir(final, func() (*rawFile, error) { return createExcl(final) })
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			err = fmt.Errorf("%w: %w", ErrAlreadyExists, err)
+		}
+		return nil, s.wrap("write", key, err)
+	}
+	return &Writer{s: s, key: key, f: f, final: final, ctx: ctx, deferSync: true}, nil
 }
 
 // PutDeferred is Put without the fsyncs on the local backend (see
-// NewDeferredWriter): for the transaction file before the commit's
-// CreateIfAbsentAfter, and for the latest-version hint, which readers never
-// trust and which therefore needs no durability at all.
+// NewDeferredWriter): the bytes go to a temporary file renamed over key,
+// so readers see the old or the new object, never a partial one. For the
+// latest-version hint, which readers never trust and which therefore needs
+// no durability at all, and for an object that must be replaced (a
+// transaction file rewritten after a rebase) before a CreateIfAbsentAfter.
 func (s *Store) PutDeferred(ctx context.Context, key string, data []byte) error {
 	if s.kind != KindLocal {
 		return s.Put(ctx, key, data)
@@ -66,7 +82,7 @@ func (s *Store) PutDeferred(ctx context.Context, key string, data []byte) error 
 		err = ctx.Err()
 	}
 	if err == nil {
-		err = os.Rename(name, final)
+		err = renameRaw(name, final)
 	}
 	if err != nil {
 		_ = os.Remove(name)
@@ -90,19 +106,20 @@ func (s *Store) SyncKeys(ctx context.Context, keys []string) error {
 		}
 		paths = append(paths, s.localPath(k))
 	}
-	return s.wrap("sync", keys[0], syncParallel(ctx, paths, ""))
+	return s.wrap("sync", keys[0], syncParallel(ctx, paths, nil))
 }
 
-// syncParallel fsyncs files (missing ones skipped), their distinct parent
-// directories, and extra (a file that must exist, "" for none), concurrently.
-func syncParallel(ctx context.Context, files []string, extra string) error {
+// syncParallel makes files (missing ones skipped; fdatasync), their
+// distinct parent directories (fsync) and extra (an open file, nil for
+// none; fsync) durable, concurrently: on a journaling filesystem the
+// fsyncs issued together share one journal commit.
+func syncParallel(ctx context.Context, files []string, extra *rawFile) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	type job struct {
 		path string
 		dir  bool
-		must bool
 	}
 	var jobs []job
 	dirs := map[string]bool{}
@@ -118,65 +135,48 @@ func syncParallel(ctx context.Context, files []string, extra string) error {
 			jobs = append(jobs, job{path: d, dir: true})
 		}
 	}
-	if extra != "" {
-		jobs = append(jobs, job{path: extra, must: true})
-	}
-	errs := make([]error, len(jobs))
+	errs := make([]error, len(jobs)+1)
 	var wg sync.WaitGroup
 	for i, j := range jobs {
-		run := func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			if j.dir {
 				errs[i] = syncDir(j.path)
 				return
 			}
-			errs[i] = syncFile(j.path, j.must)
-		}
-		if i == len(jobs)-1 {
-			run() // the last one on this goroutine
-			continue
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); run() }()
+			errs[i] = syncPath(j.path, false, false)
+		}()
+	}
+	if extra != nil {
+		errs[len(jobs)] = extra.Sync() // on this goroutine
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
-func syncFile(path string, must bool) error {
-	f, err := os.Open(path)
-	if err != nil {
-		if !must && errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("fsync %s: %w", path, err)
-	}
-	return nil
-}
-
 // CreateIfAbsentAfter is CreateIfAbsent (the commit point) that first makes
-// the objects under after durable. On the local backend the manifest's
-// temporary file, the objects of after and their directories are fsynced
-// in parallel, then the temporary file is linked to key (EEXIST: key
-// exists) and key's directory fsynced. On other backends it is
-// CreateIfAbsent: their writes were durable when acknowledged.
-func (s *Store) CreateIfAbsentAfter(ctx context.Context, key string, data []byte, after []string) error {
+// the objects under after durable. On the local backend the manifest is
+// written to an unnamed file in key's directory (O_TMPFILE; a named
+// temporary file where that is not supported), which is fsynced in
+// parallel with the objects of after (fdatasync) and their directories;
+// then it is linked to key with linkat(2) (EEXIST: key exists) and key's
+// directory fsynced. synced reports that the objects of after are durable
+// (the batch ran), also when the link then lost the race — a retry need
+// not sync them again. A key that exists before the batch is reported at
+// once, without it (synced false). On other backends it is CreateIfAbsent
+// and synced is true: their writes were durable when acknowledged.
+func (s *Store) CreateIfAbsentAfter(ctx context.Context, key string, data []byte, after []string) (synced bool, err error) {
 	if s.kind != KindLocal {
-		return s.CreateIfAbsent(ctx, key, data)
+		return true, s.CreateIfAbsent(ctx, key, data)
 	}
 	if err := ValidateKey(key); err != nil {
-		return err
+		return false, err
 	}
 	paths := make([]string, 0, len(after))
 	for _, k := range after {
 		if err := ValidateKey(k); err != nil {
-			return err
+			return false, err
 		}
 		paths = append(paths, s.localPath(k))
 	}
@@ -184,34 +184,77 @@ func (s *Store) CreateIfAbsentAfter(ctx context.Context, key string, data []byte
 	// A writer that lost the race already need not pay for the batch: the
 	// link below still decides when the name appears in between.
 	if _, err := os.Lstat(final); err == nil {
-		return s.wrap("create", key, fmt.Errorf("%w: %s", ErrAlreadyExists, final))
+		return false, s.wrap("create", key, fmt.Errorf("%w: %s", ErrAlreadyExists, final))
 	}
-	f, err := createTempDir(final)
+	dir := filepath.Dir(final)
+	anon := true
+	f, err := inDir(final, func() (*rawFile, error) {
+		f, ok, err := createAnon(dir)
+		if !ok {
+			anon = false
+			return createTemp(final)
+		}
+		return f, err
+	})
 	if err != nil {
-		return s.wrap("create", key, err)
+		return false, s.wrap("create", key, err)
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	discard := func() {
+		_ = f.Close()
+		if !anon {
+			_ = os.Remove(tmp)
+		}
 	}
-	if err == nil {
-		err = syncParallel(ctx, paths, tmp)
+	if _, err := f.Write(data); err != nil {
+		discard()
+		return false, s.wrap("create", key, err)
 	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return s.wrap("create", key, err)
+	if err := syncParallel(ctx, paths, f); err != nil {
+		discard()
+		return false, s.wrap("create", key, err)
 	}
-	linkErr := os.Link(tmp, final)
+	var linkErr error
+	if anon {
+		linkErr = linkAnon(f, final)
+		if errors.Is(linkErr, errNoProcLink) {
+			// No /proc: stage the bytes under a temporary name after all.
+			_ = f.Close()
+			tmp, err := writeTemp(ctx, final, bytesReader(data))
+			if err != nil {
+				return true, s.wrap("create", key, err)
+			}
+			return true, s.wrap("create", key, s.linkTemp(tmp, final))
+		}
+		if cerr := f.Close(); linkErr == nil && cerr != nil {
+			linkErr = cerr
+		}
+	} else {
+		_ = f.Close()
+		return true, s.wrap("create", key, s.linkTemp(tmp, final))
+	}
+	if linkErr != nil {
+		if errors.Is(linkErr, fs.ErrExist) {
+			return true, s.wrap("create", key, fmt.Errorf("%w: %s", ErrAlreadyExists, final))
+		}
+		return true, s.wrap("create", key, fmt.Errorf("link %s (the filesystem must support hard links for an atomic create): %w", final, linkErr))
+	}
+	return true, s.wrap("create", key, syncDir(dir))
+}
+
+// linkTemp links the durable temporary file tmp to final (EEXIST: final
+// exists), removes tmp and fsyncs final's directory.
+func (s *Store) linkTemp(tmp, final string) error {
+	linkErr := linkRaw(tmp, final)
 	rmErr := os.Remove(tmp)
 	if linkErr != nil {
 		if errors.Is(linkErr, fs.ErrExist) {
-			return s.wrap("create", key, fmt.Errorf("%w: %s", ErrAlreadyExists, final))
+			return fmt.Errorf("%w: %s", ErrAlreadyExists, final)
 		}
-		return s.wrap("create", key, fmt.Errorf("link %s to %s (the filesystem must support hard links for an atomic create): %w", tmp, final, linkErr))
+		return fmt.Errorf("link %s to %s (the filesystem must support hard links for an atomic create): %w", tmp, final, linkErr)
 	}
 	if rmErr != nil {
-		return s.wrap("create", key, fmt.Errorf("created %s but could not remove temporary %s: %w", final, tmp, rmErr))
+		return fmt.Errorf("created %s but could not remove temporary %s: %w", final, tmp, rmErr)
 	}
-	return s.wrap("create", key, syncDir(filepath.Dir(final)))
+	return syncDir(filepath.Dir(final))
 }

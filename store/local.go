@@ -64,22 +64,14 @@ func syncDir(dir string) error {
 	if runtime.GOOS == "windows" {
 		return nil // directories cannot be fsynced there; NTFS journals metadata
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := syncPath(dir, true, true); err != nil {
 		return fmt.Errorf("fsync directory %s: %w", dir, err)
 	}
 	return nil
 }
 
 // createTemp creates an empty temporary file next to final.
-func createTemp(final string) (*os.File, error) {
+func createTemp(final string) (*rawFile, error) {
 	dir, base := filepath.Split(final)
 	var rnd [8]byte
 	for range 100 {
@@ -87,7 +79,7 @@ func createTemp(final string) (*os.File, error) {
 			return nil, err
 		}
 		name := filepath.Join(dir, tempPrefix+base+"-"+hex.EncodeToString(rnd[:]))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		f, err := createExcl(name)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -96,19 +88,26 @@ func createTemp(final string) (*os.File, error) {
 	return nil, fmt.Errorf("cannot create a unique temporary file next to %s", final)
 }
 
-// createTempDir creates the directory of final if needed and a temporary
-// file in it. A directory removed concurrently (PruneEmptyDirs) between the
-// two steps is created again.
-func createTempDir(final string) (*os.File, error) {
+// inDir runs create, a create of a file in final's directory; when that
+// directory does not exist (never made, or removed concurrently by
+// PruneEmptyDirs) it creates it (mkdirAll) and tries again. The directory is
+// not stat'ed first: it exists on every write but the first.
+func inDir(final string, create func() (*rawFile, error)) (*rawFile, error) {
 	for attempt := 0; ; attempt++ {
-		if err := mkdirAll(filepath.Dir(final)); err != nil {
-			return nil, err
-		}
-		f, err := createTemp(final)
+		f, err := create()
 		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 3 {
 			return f, err
 		}
+		if err := mkdirAll(filepath.Dir(final)); err != nil {
+			return nil, err
+		}
 	}
+}
+
+// createTempDir creates the directory of final if needed and a temporary
+// file in it.
+func createTempDir(final string) (*rawFile, error) {
+	return inDir(final, func() (*rawFile, error) { return createTemp(final) })
 }
 
 // writeTemp writes a complete, fsynced temporary file next to final from r
@@ -144,18 +143,7 @@ func (s *Store) localCreate(ctx context.Context, key string, data []byte) error 
 	if err != nil {
 		return err
 	}
-	linkErr := os.Link(tmp, final)
-	rmErr := os.Remove(tmp)
-	if linkErr != nil {
-		if errors.Is(linkErr, fs.ErrExist) {
-			return fmt.Errorf("%w: %s", ErrAlreadyExists, final)
-		}
-		return fmt.Errorf("link %s to %s (the filesystem must support hard links for an atomic create): %w", tmp, final, linkErr)
-	}
-	if rmErr != nil {
-		return fmt.Errorf("created %s but could not remove temporary %s: %w", final, tmp, rmErr)
-	}
-	return syncDir(filepath.Dir(final))
+	return s.linkTemp(tmp, final)
 }
 
 // localPut: temp file, fsync, rename over the final name, fsync directory.
@@ -169,7 +157,7 @@ func (s *Store) localPutFrom(ctx context.Context, key string, r io.Reader) error
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, final); err != nil {
+	if err := renameRaw(tmp, final); err != nil {
 		_ = os.Remove(tmp)
 		return err
 	}

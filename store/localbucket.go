@@ -92,6 +92,29 @@ func (b *localBucket) ErrorAs(err error, i any) bool {
 }
 
 func (b *localBucket) Attributes(ctx context.Context, key string) (*driver.Attributes, error) {
+	if ValidateKey(key) == nil {
+		// A valid key is its own path (fileblob escapes nothing in it);
+		// one stat, without fileblob's probe for a sidecar file, which
+		// local stores never write (metadata=skip).
+		fi, err := os.Stat(filepath.Join(b.dir, filepath.FromSlash(key)))
+		if err == nil && fi.IsDir() {
+			err = &fs.PathError{Op: "stat", Path: key, Err: fs.ErrNotExist}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &driver.Attributes{
+			ContentType: "application/octet-stream", ModTime: fi.ModTime(), Size: fi.Size(),
+			ETag: fmt.Sprintf("\"%x-%x\"", fi.ModTime().UnixNano(), fi.Size()),
+			AsFunc: func(i any) bool {
+				p, ok := i.(*os.FileInfo)
+				if ok {
+					*p = fi
+				}
+				return ok
+			},
+		}, nil
+	}
 	a, err := b.fb.Attributes(ctx, key)
 	if err != nil {
 		return nil, inner(err)

@@ -20,11 +20,12 @@ type Writer struct {
 	s   *Store
 	key string
 	// local backend
-	f      *os.File
+	f      *rawFile
 	final  string
 	ctx    context.Context
 	cancel context.CancelFunc
-	// deferSync (NewDeferredWriter): Close renames without fsyncs.
+	// deferSync (NewDeferredWriter): f is the final name itself, created
+	// with O_EXCL; Close neither renames nor fsyncs.
 	deferSync bool
 	// other backends
 	bw   *blob.Writer
@@ -82,8 +83,8 @@ func (w *Writer) Close() error {
 		if cerr := w.f.Close(); err == nil {
 			err = cerr
 		}
-		if err == nil {
-			err = os.Rename(name, w.final)
+		if err == nil && !w.deferSync {
+			err = renameRaw(name, w.final)
 		}
 		if err != nil {
 			_ = os.Remove(name)

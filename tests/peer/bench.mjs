@@ -141,7 +141,49 @@ export function benchCommands(h) {
     }
   }
 
+  // Object-store tables (s3://…): a connection at URI (the table's parent)
+  // with storage options, the table NAME inside it.
+  function uriStorageOptions(flags) {
+    const so = {};
+    for (const kv of flags["storage-option"] ?? []) {
+      const eq = kv.indexOf("=");
+      if (eq <= 0) throw new h.UsageError(`--storage-option wants KEY=VALUE, got ${kv}`);
+      so[kv.slice(0, eq)] = kv.slice(eq + 1);
+    }
+    return so;
+  }
+
+  async function cmdBenchCountURI(mods, pos, flags) {
+    need(pos, 2, "bench-count-uri URI NAME [--n N] [--storage-option K=V ...]");
+    const n = count(flags);
+    const so = uriStorageOptions(flags);
+    let rows = 0;
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) {
+      const db = await L("connect", () => mods.lancedb.connect(pos[0], { storageOptions: so }));
+      const t = await L("open", () => db.openTable(pos[1]));
+      rows = await L("countRows", () => t.countRows());
+    }
+    const ns = process.hrtime.bigint() - t0;
+    return { ns: ns.toString(), ops: n, metrics: { rows: rows * n } };
+  }
+
+  async function cmdBenchAppendURI(mods, pos, flags) {
+    need(pos, 2, "bench-append-uri URI NAME --ipc F.arrow [--n N] [--storage-option K=V ...]");
+    if (flags.ipc === undefined) throw new h.UsageError("bench-append-uri needs --ipc");
+    const n = count(flags);
+    const buf = h.readInput(flags.ipc);
+    const db = await L("connect", () => mods.lancedb.connect(pos[0], { storageOptions: uriStorageOptions(flags) }));
+    const t = await L("open", () => db.openTable(pos[1]));
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) await L("add", () => t.inner.add(buf, "append"));
+    const ns = process.hrtime.bigint() - t0;
+    return { ns: ns.toString(), ops: n };
+  }
+
   return {
+    "bench-count-uri": cmdBenchCountURI,
+    "bench-append-uri": cmdBenchAppendURI,
     "bench-scan": cmdBenchScan,
     "bench-optimize": cmdBenchOptimize,
     "bench-append": cmdBenchAppend,

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestCreateIfAbsentAfter_Sequence checks the local commit point: the
+// prerequisites written deferred (created under their own names, O_EXCL)
+// and the manifest (an unnamed O_TMPFILE file, or a named temporary where
+// unsupported) are synced in one batch, the manifest is linked to its name,
+// nothing temporary remains, a second create of the name is refused before
+// any batch (synced=false) and one writer of many wins.
+func TestCreateIfAbsentAfter_Sequence(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w, err := s.NewDeferredWriter(ctx, "data/a.lance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("rows")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.NewDeferredWriter(ctx, "data/a.lance"); !errors.Is(err, ErrAlreadyExists) {
+		t.Fatalf("a deferred writer over an existing key: %v, want ErrAlreadyExists", err)
+	}
+	synced, err := s.CreateIfAbsentAfter(ctx, "_versions/1.manifest", []byte("m1"), []string{"data/a.lance"})
+	if err != nil || !synced {
+		t.Fatalf("create: synced %v err %v", synced, err)
+	}
+	if got, err := s.Get(ctx, "_versions/1.manifest"); err != nil || string(got) != "m1" {
+		t.Fatalf("manifest %q %v", got, err)
+	}
+	synced, err = s.CreateIfAbsentAfter(ctx, "_versions/1.manifest", []byte("m2"), []string{"data/a.lance"})
+	if !errors.Is(err, ErrAlreadyExists) || synced {
+		t.Fatalf("second create: synced %v err %v, want ErrAlreadyExists before the batch", synced, err)
+	}
+	// Many writers, one name: exactly one wins (linkat is the arbiter even
+	// when every writer passed the existence pre-check).
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wins := 0
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.CreateIfAbsentAfter(ctx, "_versions/2.manifest", []byte{byte(i)}, nil)
+			if err == nil {
+				mu.Lock()
+				wins++
+				mu.Unlock()
+			} else if !errors.Is(err, ErrAlreadyExists) {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins != 1 {
+		t.Fatalf("%d winners", wins)
+	}
+	err = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && strings.HasPrefix(fi.Name(), tempPrefix) {
+			t.Errorf("temporary file left behind: %s", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,62 @@
+//go:build !unix
+
+package store
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// rawFile wraps *os.File where raw descriptors are not available.
+type rawFile struct{ *os.File }
+
+func openRaw(path string, flags int) (*rawFile, error) {
+	f, err := os.OpenFile(path, flags, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	return &rawFile{f}, nil
+}
+
+func createExcl(path string) (*rawFile, error) {
+	return openRaw(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+}
+
+func (f *rawFile) Datasync() error { return f.Sync() }
+
+func renameRaw(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
+
+func syncPath(path string, dir, must bool) error {
+	if dir {
+		return syncDir(path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		if !must && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func createAnon(string) (*rawFile, bool, error) { return nil, false, nil }
+
+func linkAnon(*rawFile, string) error { return errNoProcLink }
+
+var errNoProcLink = errors.New("cannot link an unnamed file here")
+
+func linkRaw(oldpath, newpath string) error { return os.Link(oldpath, newpath) }
+
+func readFileRaw(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err == nil && fi.IsDir() {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+	}
+	return os.ReadFile(path)
+}

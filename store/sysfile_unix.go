@@ -1,0 +1,177 @@
+//go:build unix
+
+package store
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Raw file descriptors for the local write path. os.OpenFile registers every
+// descriptor with the runtime's poller (two fcntl calls to set O_NONBLOCK,
+// an epoll_ctl that fails for regular files, two fcntl calls to clear it
+// again) and os.Rename lstat's its target first; a commit opens a dozen files
+// and directories, so those calls were a third of its system calls (strace of
+// 10-row appends, docs/benchmarks.md "commits and requests (session 22)").
+// Files here are plain blocking descriptors; nothing in this path needs the
+// poller.
+
+// rawFile is a file opened for writing with a plain blocking descriptor.
+type rawFile struct {
+	fd   int
+	name string
+}
+
+func pathErr(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &fs.PathError{Op: op, Path: path, Err: err}
+}
+
+// openRaw opens path with flags (O_CLOEXEC added) and mode 0666.
+func openRaw(path string, flags int) (*rawFile, error) {
+	for {
+		fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0o666)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, pathErr("open", path, err)
+		}
+		return &rawFile{fd: fd, name: path}, nil
+	}
+}
+
+// createExcl creates path, failing with fs.ErrExist when it exists.
+func createExcl(path string) (*rawFile, error) {
+	return openRaw(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL)
+}
+
+func (f *rawFile) Name() string { return f.name }
+
+// Write writes all of p.
+func (f *rawFile) Write(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := unix.Write(f.fd, p[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, pathErr("write", f.name, err)
+		}
+		if m == 0 {
+			return n, pathErr("write", f.name, unix.EIO)
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// Sync is fsync(2).
+func (f *rawFile) Sync() error {
+	return pathErr("fsync", f.name, ignoringEINTR(func() error { return unix.Fsync(f.fd) }))
+}
+
+// Datasync is fdatasync(2): the data and the metadata needed to read it
+// (the size), enough for a new file whose name is made durable by a
+// directory fsync.
+func (f *rawFile) Datasync() error {
+	return pathErr("fdatasync", f.name, ignoringEINTR(func() error { return fdatasync(f.fd) }))
+}
+
+func (f *rawFile) Close() error {
+	return pathErr("close", f.name, unix.Close(f.fd))
+}
+
+func ignoringEINTR(fn func() error) error {
+	for {
+		if err := fn(); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// renameRaw is rename(2) without os.Rename's lstat of the target.
+func renameRaw(oldpath, newpath string) error {
+	if err := ignoringEINTR(func() error { return unix.Rename(oldpath, newpath) }); err != nil {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+	}
+	return nil
+}
+
+// syncPath makes the file or directory at path durable: fdatasync for a
+// file (its data and size), fsync for a directory (its entries). A missing
+// file is skipped unless must.
+func syncPath(path string, dir, must bool) error {
+	flags := unix.O_RDONLY
+	if dir {
+		flags |= unix.O_DIRECTORY
+	}
+	f, err := openRaw(path, flags)
+	if err != nil {
+		if !must && !dir && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if dir {
+		err = f.Sync()
+	} else {
+		err = f.Datasync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// errNoProcLink: an unnamed file cannot be linked here (no /proc).
+var errNoProcLink = errors.New("cannot link an unnamed file without /proc")
+
+// linkRaw is link(2) (os.Link, without its wrapper's extra work).
+func linkRaw(oldpath, newpath string) error {
+	if err := ignoringEINTR(func() error { return unix.Link(oldpath, newpath) }); err != nil {
+		return &os.LinkError{Op: "link", Old: oldpath, New: newpath, Err: err}
+	}
+	return nil
+}
+
+// readFileRaw reads the whole regular file at path: open, fstat, one read
+// of the size (more only if the file grew), close. A directory is
+// fs.ErrNotExist, as fileblob reports it.
+func readFileRaw(path string) ([]byte, error) {
+	f, err := openRaw(path, unix.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(f.fd)
+	var st unix.Stat_t
+	if err := ignoringEINTR(func() error { return unix.Fstat(f.fd, &st) }); err != nil {
+		return nil, pathErr("fstat", path, err)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return nil, pathErr("open", path, fs.ErrNotExist)
+	}
+	buf := make([]byte, 0, st.Size+1) // +1: see EOF in the same read
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(f.fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, pathErr("read", path, err)
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
