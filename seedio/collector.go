@@ -3,7 +3,6 @@ package seedio
 // Collector: per-column computation of version-1 zone statistics (R19–R51).
 
 import (
-	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -294,8 +293,10 @@ func (c *Collector) Finish() (*EncodedSeed, error) {
 	}
 	raw := c.nulls.serialize()
 	hexStr := hex.EncodeToString(raw)
+	// raw is this seed's own buffer and is never modified: the bitmap can
+	// reference it (its containers copy on write).
 	bm := roaring.New()
-	if m, err := bm.ReadFrom(bytes.NewReader(raw)); err != nil || m != int64(len(raw)) {
+	if m, err := bm.FromUnsafeBytes(raw); err != nil || m != int64(len(raw)) {
 		return nil, fmt.Errorf("%w: column %q: null bitmap: read %d of %d bytes: %v", ErrEncode, c.field.Name, m, len(raw), err)
 	}
 	ipcBytes, err := encodeZones(c.valueType, zones, &hexStr)
