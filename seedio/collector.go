@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -292,7 +293,11 @@ func (c *Collector) Finish() (*EncodedSeed, error) {
 		start += c.zoneLens[i]
 	}
 	raw := c.nulls.serialize()
-	hexStr := hex.EncodeToString(raw)
+	// The hex digits are written once and never modified, so the string can
+	// share their bytes (hex.EncodeToString would copy them again).
+	hexBuf := make([]byte, hex.EncodedLen(len(raw)))
+	hex.Encode(hexBuf, raw)
+	hexStr := unsafe.String(unsafe.SliceData(hexBuf), len(hexBuf))
 	// raw is this seed's own buffer and is never modified: the bitmap can
 	// reference it (its containers copy on write).
 	bm := roaring.New()
