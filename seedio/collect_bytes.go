@@ -65,27 +65,32 @@ func (a *bytesAcc) setFirst(v []byte) {
 
 // offsetScan folds rows [lo, hi) of an offsets-based string/binary array,
 // recording its nulls (validity vb at bit offset off) and returning their
-// number.
+// number. The nulls are recorded from the validity words in one pass; the
+// values are then scanned in one piece, null slots included: a null slot is
+// looked at only when its prefix key makes it a candidate (an empty slot
+// always is), and then skipped by its validity bit, so that nulls do not cut
+// the scan into short stretches.
 func offsetScan[O int32 | int64](a *bytesAcc, data []byte, offs []O, vb []byte, off, lo, hi int, base uint64, nr *nullRecorder) uint64 {
-	var st extremaScan
-	started := false
-	visit := func(s, e int) {
-		if !started {
-			if !a.have {
-				a.setFirst(data[offs[s]:offs[s+1]])
-				s++
-			}
-			st = extremaScan{minS: a.minBuf, maxS: a.maxBuf, minK: a.minKey, maxK: a.maxKey}
-			started = true
-		}
-		scanOffsets(&st, data, offs[s:e+1])
-	}
 	var nulls uint64
-	if vb == nil {
-		visit(lo, hi)
-	} else {
-		nulls = nullsAndStretches(vb, off, lo, hi, base, nr, visit)
+	if vb != nil {
+		nulls = recordValidityNulls(vb, off, lo, hi, base, nr)
 	}
+	s := lo
+	if !a.have {
+		for s < hi && vb != nil && vb[(off+s)>>3]>>uint((off+s)&7)&1 == 0 {
+			s++
+		}
+		if s == hi {
+			return nulls
+		}
+		a.setFirst(data[offs[s]:offs[s+1]])
+		s++
+	}
+	if s == hi {
+		return nulls
+	}
+	st := extremaScan{minS: a.minBuf, maxS: a.maxBuf, minK: a.minKey, maxK: a.maxKey}
+	scanOffsets(&st, data, offs[s:hi+1], vb, off+s)
 	if st.minNew {
 		a.minBuf = append(a.minBuf[:0], st.minS...)
 		a.minKey = st.minK
@@ -105,18 +110,22 @@ type extremaScan struct {
 	minNew, maxNew bool
 }
 
-// scanOffsets folds the values delimited by offs (len(offs)-1 values, all
-// valid) into st. The 8-byte prefix key settles almost every comparison: the
+// scanOffsets folds the values delimited by offs (len(offs)-1 values) into
+// st, skipping null ones: value j-1…j is row bit+j-1 of the validity bitmap
+// vb (nil: all valid). The 8-byte prefix key settles almost every comparison: the
 // hot loop (nextCandidate) only looks for values whose key is <= the min key
 // or >= the max key; those, and values near the end of the data buffer, are
 // then compared in full here.
-func scanOffsets[O int32 | int64](st *extremaScan, data []byte, offs []O) {
+func scanOffsets[O int32 | int64](st *extremaScan, data []byte, offs []O, vb []byte, bit int) {
 	base := unsafe.Pointer(unsafe.SliceData(data))
 	n := uint(len(data))
 	for j := 1; j < len(offs); j++ {
 		j = nextCandidate(base, n, offs, j, st.minK, st.maxK)
 		if j >= len(offs) {
 			return
+		}
+		if p := bit + j - 1; vb != nil && vb[p>>3]>>uint(p&7)&1 == 0 {
+			continue // a null slot
 		}
 		s, e := int(offs[j-1]), int(offs[j])
 		v := data[s:e]

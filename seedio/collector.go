@@ -3,11 +3,11 @@ package seedio
 // Collector: per-column computation of version-1 zone statistics (R19–R51).
 
 import (
-	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -293,9 +293,15 @@ func (c *Collector) Finish() (*EncodedSeed, error) {
 		start += c.zoneLens[i]
 	}
 	raw := c.nulls.serialize()
-	hexStr := hex.EncodeToString(raw)
+	// The hex digits are written once and never modified, so the string can
+	// share their bytes (hex.EncodeToString would copy them again).
+	hexBuf := make([]byte, hex.EncodedLen(len(raw)))
+	hex.Encode(hexBuf, raw)
+	hexStr := unsafe.String(unsafe.SliceData(hexBuf), len(hexBuf))
+	// raw is this seed's own buffer and is never modified: the bitmap can
+	// reference it (its containers copy on write).
 	bm := roaring.New()
-	if m, err := bm.ReadFrom(bytes.NewReader(raw)); err != nil || m != int64(len(raw)) {
+	if m, err := bm.FromUnsafeBytes(raw); err != nil || m != int64(len(raw)) {
 		return nil, fmt.Errorf("%w: column %q: null bitmap: read %d of %d bytes: %v", ErrEncode, c.field.Name, m, len(raw), err)
 	}
 	ipcBytes, err := encodeZones(c.valueType, zones, &hexStr)

@@ -72,6 +72,16 @@ func encodeZones(valueType arrow.DataType, zones []Zone, nullBitmapHex *string) 
 			return nil, fmt.Errorf("%w: zone %d: counts %d/%d/%d do not fit uint32 (R28)", ErrEncode, i, z.NullCount, z.NaNCount, z.NegativeNaNCount)
 		}
 	}
+	if out, ok := encodeZonesFast(valueType, zones, nullBitmapHex); ok {
+		return out, nil
+	}
+	return encodeZonesArrow(valueType, zones, nullBitmapHex)
+}
+
+// encodeZonesArrow is encodeZones through arrow-go's IPC writer: the
+// reference encodeZonesFast is tested against, and the writer of every
+// value type encodeZonesFast does not handle.
+func encodeZonesArrow(valueType arrow.DataType, zones []Zone, nullBitmapHex *string) ([]byte, error) {
 	mem := memory.NewGoAllocator()
 	minArr, err := buildBoundArray(mem, valueType, zones, false)
 	if err != nil {

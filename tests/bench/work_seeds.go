@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -101,11 +102,17 @@ func setupSeeds(env *Env, kind string) (*Pair, error) {
 		n = 2
 	}
 	return &Pair{
+		// Each round starts after a forced garbage collection on both sides,
+		// so that the garbage of one side's round is not collected during
+		// the other side's round (the collector's own garbage is collected
+		// inside its own rounds). seedio's BenchmarkRatios measures the same
+		// way (docs/benchmarks.md, "seed collector (session 22)").
 		Ours: func(ctx context.Context) (Sample, error) {
 			c, err := seedio.NewCollector(field, seedio.CollectorOptions{})
 			if err != nil {
 				return Sample{}, err
 			}
+			runtime.GC()
 			t0 := now()
 			for range n {
 				if err := c.Observe(arr); err != nil {
@@ -118,6 +125,7 @@ func setupSeeds(env *Env, kind string) (*Pair, error) {
 			return Sample{Time: since(t0), Ops: n, Metrics: map[string]float64{"bytes": bytes * float64(n)}}, nil
 		},
 		Base: func(ctx context.Context) (Sample, error) {
+			runtime.GC()
 			t0 := now()
 			for range n {
 				for j := range srcs {
