@@ -21,16 +21,30 @@ import (
 // columns are decoded at a time (one batch at a time for 2.1+ files).
 // The reader stops at ctx's cancellation with ctx's error in Err.
 func (s *Scanner) Reader(ctx context.Context) array.RecordReader {
-	r := &reader{s: s, ctx: ctx, mem: memory.DefaultAllocator}
+	r := &reader{s: s, mem: memory.DefaultAllocator}
+	r.ctx, r.cancel = context.WithCancel(ctx)
 	r.refs.Store(1)
 	return r
 }
 
+// readAhead is how many fragments the reader plans and decodes ahead of
+// the one it returns (each in its own goroutine, results in manifest
+// order): reads of one fragment overlap the decoding of another.
+const readAhead = 3
+
+// fragOut is what one fragment yields: its batches, or an error.
+type fragOut struct {
+	recs []arrow.RecordBatch
+	err  error
+}
+
 type reader struct {
-	s    *Scanner
-	ctx  context.Context
-	mem  memory.Allocator
-	refs atomic.Int64
+	s      *Scanner
+	ctx    context.Context
+	cancel context.CancelFunc
+	mem    memory.Allocator
+	refs   atomic.Int64
+	ahead  []chan fragOut // fragments in flight, in manifest order
 
 	next    int // next fragment
 	cur     arrow.RecordBatch
@@ -48,8 +62,46 @@ func (r *reader) Release() {
 			p.Release()
 		}
 		r.pending = nil
+		r.stopAhead()
 	}
 }
+
+// stopAhead cancels the fragments in flight and releases what they made.
+func (r *reader) stopAhead() {
+	r.cancel()
+	for _, c := range r.ahead {
+		for _, rec := range (<-c).recs {
+			rec.Release()
+		}
+	}
+	r.ahead = nil
+}
+
+// fill starts fragments until readAhead are in flight.
+func (r *reader) fill() {
+	frags := r.s.m.GetFragments()
+	for len(r.ahead) < readAhead && r.next < len(frags) {
+		f := frags[r.next]
+		r.next++
+		c := make(chan fragOut, 1)
+		r.ahead = append(r.ahead, c)
+		go func() {
+			w := &reader{s: r.s, ctx: r.ctx, mem: r.mem}
+			fr, err := r.s.prepare(r.ctx, f)
+			if err == nil {
+				err = w.readFragment(fr)
+			}
+			if err != nil {
+				for _, rec := range w.pending {
+					rec.Release()
+				}
+				w.pending = nil
+			}
+			c <- fragOut{recs: w.pending, err: err}
+		}()
+	}
+}
+
 func (r *reader) Schema() *arrow.Schema          { return r.s.out }
 func (r *reader) RecordBatch() arrow.RecordBatch { return r.cur }
 func (r *reader) Record() arrow.RecordBatch      { return r.cur }
@@ -73,6 +125,7 @@ func (r *reader) Next() bool {
 		}
 		if r.s.opts.Limit > 0 && r.emitted >= r.s.opts.Limit {
 			r.done = true
+			r.stopAhead()
 			return false
 		}
 		if len(r.pending) > 0 {
@@ -87,22 +140,21 @@ func (r *reader) Next() bool {
 			r.cur = rec
 			return true
 		}
-		frags := r.s.m.GetFragments()
-		if r.next >= len(frags) {
+		r.fill()
+		if len(r.ahead) == 0 {
 			r.done = true
+			r.cancel()
 			return false
 		}
-		f := frags[r.next]
-		r.next++
-		fr, err := r.s.prepare(r.ctx, f)
-		if err != nil {
-			r.err = err
+		out := <-r.ahead[0]
+		r.ahead = r.ahead[1:]
+		if out.err != nil {
+			r.err = out.err
+			r.stopAhead()
 			return false
 		}
-		if err := r.readFragment(fr); err != nil {
-			r.err = err
-			return false
-		}
+		r.pending = out.recs
+		r.fill()
 	}
 }
 
