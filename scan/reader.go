@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lancekeeper/lancekeeper/datafile"
@@ -414,10 +415,29 @@ func (r *reader) emit(fr *fragment, rec arrow.RecordBatch, ranges []datafile.Row
 	if count == 0 {
 		return nil
 	}
+	var mask arrow.Array
+	defer func() {
+		if mask != nil {
+			mask.Release()
+		}
+	}()
 	take := func(a arrow.Array) (arrow.Array, error) {
 		if len(runs) == 1 && runs[0].s == 0 && runs[0].e == n {
 			a.Retain()
 			return a, nil
+		}
+		if len(runs) > manyRuns {
+			// scattered rows: one filter kernel pass instead of a slice per run
+			if mask == nil {
+				b := array.NewBooleanBuilder(r.mem)
+				b.AppendValues(sel, nil)
+				mask = b.NewArray()
+				b.Release()
+			}
+			if out, err := compute.FilterArray(r.ctx, a, mask, *compute.DefaultFilterOptions()); err == nil {
+				return out, nil
+			}
+			// a type the kernel does not take: slices below
 		}
 		parts := make([]arrow.Array, len(runs))
 		for i, rn := range runs {
@@ -486,6 +506,10 @@ func (r *reader) emit(fr *fragment, rec arrow.RecordBatch, ranges []datafile.Row
 	r.pending = append(r.pending, res)
 	return nil
 }
+
+// manyRuns: above this many runs of selected rows in a batch, emit uses
+// the Arrow filter kernel rather than concatenating one slice per run.
+const manyRuns = 16
 
 // nested extracts a struct descendant, null where an ancestor is null.
 func nested(a arrow.Array, path []string, mem memory.Allocator) (arrow.Array, error) {
