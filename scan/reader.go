@@ -18,8 +18,9 @@ import (
 // Reader returns a streaming reader of the scan's rows: fragments in
 // manifest order, rows in physical order, deleted rows dropped, the
 // filter evaluated exactly on decoded rows (pruning only decides what is
-// read, never the answer). At most one fragment's kept rows of the read
-// columns are decoded at a time (one batch at a time for 2.1+ files).
+// read, never the answer). Up to readAhead fragments are planned and
+// decoded ahead of the one returned (their kept rows of the read columns
+// are held until returned).
 // The reader stops at ctx's cancellation with ctx's error in Err.
 func (s *Scanner) Reader(ctx context.Context) array.RecordReader {
 	r := &reader{s: s, mem: memory.DefaultAllocator}
