@@ -244,6 +244,9 @@ func (f *File) newDecoder(ctx context.Context, opts ReadOptions) (*decoder, erro
 	if f.version != V2_0 {
 		return nil, withPath(formatErr(ErrUnsupported, "file", -1, "decoding %s pages is not supported; only 2.0", f.version), f.path)
 	}
+	if err := f.LoadColumns(ctx, nil); err != nil {
+		return nil, err
+	}
 	cols, err := f.columnsOfFields()
 	if err != nil {
 		return nil, withPath(err, f.path)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 
 	"gocloud.dev/blob"
@@ -92,6 +93,11 @@ type File struct {
 	stats *IOStats
 
 	legacy *legacyInfo // legacy v1 files only
+
+	// lazy column metadata (OpenOptions.LazyColumns): loaded[i] tells
+	// whether columns[i] is decoded; nil when every column is.
+	lazyMu sync.Mutex
+	loaded []bool
 }
 
 // OpenOptions tunes Open. The zero value is valid.
@@ -118,6 +124,15 @@ type OpenOptions struct {
 	// dictionary columns keep their values there (Field.dictionary offset
 	// and length). Needed only to read such columns.
 	LegacyManifest io.ReaderAt
+	// LazyColumns makes Open read only the footer, the offset tables and
+	// the schema (each by its exact range unless the first tail read
+	// already holds it); the column metadata of a column is read and
+	// decoded when a read first needs it (ReadRows, ReadColumns,
+	// ReadColumn, VerifySeeds: only the columns of the requested fields in
+	// 2.1+ files, every column in 2.0), or by LoadColumns. A scan that
+	// prunes a file from its seeds alone then never reads its column
+	// metadata. Combine it with a small TailSize. Ignored for legacy files.
+	LazyColumns bool
 }
 
 // IOStats counts storage reads. It is safe for concurrent use.
@@ -156,7 +171,7 @@ func Open(ctx context.Context, bucket *blob.Bucket, path string, opts OpenOption
 	if opts.Stats != nil {
 		src = countingSource{src: src, stats: opts.Stats}
 	}
-	f, err := open(ctx, src, size, opts.TailSize)
+	f, err := openV2(ctx, src, size, opts.TailSize, opts.LazyColumns)
 	var le *LegacyFileError
 	if errors.As(err, &le) && opts.LegacyFields != nil {
 		f, err = openLegacy(ctx, src, size, opts, le)
@@ -175,6 +190,11 @@ func OpenReaderAt(r io.ReaderAt, size int64) (*File, error) {
 }
 
 func open(ctx context.Context, src source, size int64, tailSize int) (*File, error) {
+	return openV2(ctx, src, size, tailSize, false)
+}
+
+// openV2 is open; lazy leaves the column metadata for LoadColumns.
+func openV2(ctx context.Context, src source, size int64, tailSize int, lazy bool) (*File, error) {
 	if tailSize <= 0 {
 		tailSize = DefaultTailSize
 	}
@@ -248,7 +268,12 @@ func open(ctx context.Context, src source, size int64, tailSize int) (*File, err
 	}
 	fdEnd, _ := fd.End()
 	var fdBytes []byte
-	if fdEnd+farSchemaGap < ft.ColumnMetaStart {
+	if lazy {
+		// only the schema's own bytes (from the tail when it holds them)
+		if fdBytes, err = f.readRange(ctx, int64(fd.Pos), int64(fd.Len)); err != nil {
+			return nil, err
+		}
+	} else if fdEnd+farSchemaGap < ft.ColumnMetaStart {
 		if err := f.ensure(ctx, int64(ft.ColumnMetaStart)); err != nil {
 			return nil, err
 		}
@@ -271,6 +296,10 @@ func open(ctx context.Context, src source, size int64, tailSize int) (*File, err
 
 	// Steps 6–9: column metadata.
 	f.columns = make([]ColumnMetadata, ft.NumColumns)
+	if lazy {
+		f.loaded = make([]bool, ft.NumColumns)
+		return f, nil
+	}
 	for i, r := range f.columnBlocks {
 		cm, err := decodeColumnMetadata(f.cached(int64(r.Pos), int64(r.Len)), int64(r.Pos), i, f.version, uint64(size))
 		if err != nil {
@@ -339,7 +368,15 @@ func (f *File) Metadata() map[string]string { return f.schema.Metadata }
 func (f *File) NumColumns() int { return len(f.columns) }
 
 // Column returns the metadata of physical column i.
-func (f *File) Column(i int) *ColumnMetadata { return &f.columns[i] }
+// With OpenOptions.LazyColumns, an unloaded column is loaded first (see
+// LoadColumns; on a read or decoding error the metadata stays empty and
+// the next read returns the error).
+func (f *File) Column(i int) *ColumnMetadata {
+	if f.loaded != nil && i >= 0 && i < len(f.columns) {
+		_ = f.LoadColumns(context.Background(), []int{i})
+	}
+	return &f.columns[i]
+}
 
 // GlobalBuffers returns the GBO table; entry 0 is the schema.
 func (f *File) GlobalBuffers() []BufferRange { return f.globalBuffers }
@@ -369,6 +406,9 @@ type FieldColumn struct {
 func (f *File) FieldColumns() ([]FieldColumn, error) {
 	out := make([]FieldColumn, len(f.schema.Fields))
 	if f.version == V2_0 {
+		if err := f.LoadColumns(context.Background(), nil); err != nil {
+			return nil, err
+		}
 		cols, err := f.columnsOfFields()
 		if err != nil {
 			return nil, withPath(err, f.path)

@@ -68,6 +68,9 @@ func (f *File) ReadRows(ctx context.Context, req ReadRequest) (arrow.RecordBatch
 		}
 		total += r.Len()
 	}
+	if err := f.loadFieldColumns(ctx, fields); err != nil {
+		return nil, err
+	}
 	if f.version != V2_0 {
 		afs := make([]arrow.Field, len(fields))
 		for i, fi := range fields {
@@ -119,10 +122,10 @@ func (f *File) ReadRows(ctx context.Context, req ReadRequest) (arrow.RecordBatch
 		if err != nil {
 			return nil, withPath(err, f.path)
 		}
-		if uint64(whole.Len()) != f.numRows {
+		if n := whole.Len(); uint64(n) != f.numRows {
 			whole.Release()
 			return nil, withPath(formatErr(ErrMalformed, "field "+f.schema.Fields[fi].Name, -1,
-				"column holds %d rows but the file has %d", whole.Len(), f.numRows), f.path)
+				"column holds %d rows but the file has %d", n, f.numRows), f.path)
 		}
 		if len(ranges) == 1 && ranges[0].Start == 0 && ranges[0].End == f.numRows {
 			cols[i] = whole

@@ -44,6 +44,13 @@ type SeedInfo struct {
 // SeedInfo.Err and never fails the call; the error result is only for a
 // cancelled context.
 func (f *File) Seeds(ctx context.Context, opts seedio.DecodeOptions) ([]SeedInfo, error) {
+	return f.SeedsOf(ctx, opts, nil)
+}
+
+// SeedsOf is Seeds restricted to the seeds of the named columns (nil: all):
+// only their global buffers are read and decoded. The checks that involve
+// every locator (R6: a buffer shared by two locators) still see all of them.
+func (f *File) SeedsOf(ctx context.Context, opts seedio.DecodeOptions, columns []string) ([]SeedInfo, error) {
 	var out []SeedInfo
 	for k, v := range f.schema.Metadata {
 		if col, ok := strings.CutPrefix(k, seedio.LocatorKeyPrefix); ok {
@@ -85,6 +92,15 @@ func (f *File) Seeds(ctx context.Context, opts seedio.DecodeOptions) ([]SeedInfo
 		if s.Err == nil && users[s.Locator.BufferIndex] > 1 {
 			s.Err = fmt.Errorf("%w: buffer %d", ErrSeedBufferShared, s.Locator.BufferIndex)
 		}
+	}
+	if columns != nil {
+		keep := out[:0]
+		for _, s := range out {
+			if slices.Contains(columns, s.Column) {
+				keep = append(keep, s)
+			}
+		}
+		out = keep
 	}
 	if err := f.readSeedBuffers(ctx, out); err != nil {
 		return nil, err

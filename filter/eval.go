@@ -153,12 +153,16 @@ func (f *Filter) evalTri(rec arrow.RecordBatch, n bnode) ([]uint8, error) {
 			}
 			return out, nil
 		}
+		if fastCmp(col, n, out) {
+			return out, nil
+		}
 		cf, err := comparer(col.arr, n.v)
 		if err != nil {
 			return nil, fmt.Errorf("%w: column %q: %v", ErrEval, c.name, err)
 		}
+		noNulls := col.noNulls()
 		for i := range out {
-			if col.null(i) {
+			if !noNulls && col.null(i) {
 				out[i] = tNull
 			} else {
 				out[i] = triOf(n.op.holds(cf(i)))
@@ -292,6 +296,53 @@ func (c *column) null(i int) bool {
 		return d.Dictionary().IsNull(d.GetValueIndex(i))
 	}
 	return false
+}
+
+// noNulls reports that no row of the column is null (no null parent, no
+// null value, not a dictionary).
+func (c *column) noNulls() bool {
+	for _, p := range c.parents {
+		if p.NullN() > 0 {
+			return false
+		}
+	}
+	_, dict := c.arr.(*array.Dictionary)
+	return !dict && c.arr.NullN() == 0
+}
+
+// fastCmp evaluates an int64 column compared with an int64 literal
+// without per-row calls (the common case of clustered keys and
+// timestamps' physical values); false when it does not apply.
+func fastCmp(col *column, n *bCmp, out []uint8) bool {
+	a, ok := col.arr.(*array.Int64)
+	x, okv := n.v.(int64)
+	if !ok || !okv {
+		return false
+	}
+	vals := a.Int64Values()
+	noNulls := col.noNulls()
+	for i, v := range vals[:len(out)] {
+		var r bool
+		switch n.op {
+		case opEq:
+			r = v == x
+		case opNe:
+			r = v != x
+		case opLt:
+			r = v < x
+		case opLe:
+			r = v <= x
+		case opGt:
+			r = v > x
+		default:
+			r = v >= x
+		}
+		out[i] = triOf(r)
+		if !noNulls && col.null(i) {
+			out[i] = tNull
+		}
+	}
+	return true
 }
 
 func lookup(rec arrow.RecordBatch, c *colRef) (*column, error) {

@@ -53,8 +53,19 @@ func (r *sliceReader) Next() bool {
 // benchTable writes n rows in 100 fragments with v1 seeds (8192 rows per
 // zone): ts clustered (monotonic with noise), u unclustered (uniform),
 // payload a float64.
+// With LANCEKEEPER_BENCH_CACHE set the table is built once and kept there.
 func benchTable(b *testing.B, n int) string {
 	dir := filepath.Join(b.TempDir(), "bench.lance")
+	cache := os.Getenv("LANCEKEEPER_BENCH_CACHE")
+	if cache != "" {
+		dir = filepath.Join(cache, fmt.Sprintf("scan-seeded-%d.lance", n))
+		if _, err := os.Stat(dir + ".done"); err == nil {
+			return dir
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
 	ctx := context.Background()
 	st, err := store.Open(ctx, dir)
 	if err != nil {
@@ -78,6 +89,11 @@ func benchTable(b *testing.B, n int) string {
 	if _, err := commit.WriteArrow(ctx, st, &sliceReader{sch: sch, recs: recs}, commit.WriteOptions{Mode: commit.ModeCreate,
 		MaxRowsPerFile: (n + 99) / 100, SeedAllColumns: true, RowsPerZone: 8192, Commit: commit.Options{EnableZoneWriteSeeds: true}}); err != nil {
 		b.Fatal(err)
+	}
+	if cache != "" {
+		if err := os.WriteFile(dir+".done", nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 	return dir
 }

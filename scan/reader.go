@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lancekeeper/lancekeeper/datafile"
@@ -17,20 +18,35 @@ import (
 // Reader returns a streaming reader of the scan's rows: fragments in
 // manifest order, rows in physical order, deleted rows dropped, the
 // filter evaluated exactly on decoded rows (pruning only decides what is
-// read, never the answer). At most one fragment's kept rows of the read
-// columns are decoded at a time (one batch at a time for 2.1+ files).
+// read, never the answer). Up to readAhead fragments are planned and
+// decoded ahead of the one returned (their kept rows of the read columns
+// are held until returned).
 // The reader stops at ctx's cancellation with ctx's error in Err.
 func (s *Scanner) Reader(ctx context.Context) array.RecordReader {
-	r := &reader{s: s, ctx: ctx, mem: memory.DefaultAllocator}
+	r := &reader{s: s, mem: memory.DefaultAllocator}
+	r.ctx, r.cancel = context.WithCancel(ctx)
 	r.refs.Store(1)
 	return r
 }
 
+// readAhead is how many fragments the reader plans and decodes ahead of
+// the one it returns (each in its own goroutine, results in manifest
+// order): reads of one fragment overlap the decoding of another.
+const readAhead = 3
+
+// fragOut is what one fragment yields: its batches, or an error.
+type fragOut struct {
+	recs []arrow.RecordBatch
+	err  error
+}
+
 type reader struct {
-	s    *Scanner
-	ctx  context.Context
-	mem  memory.Allocator
-	refs atomic.Int64
+	s      *Scanner
+	ctx    context.Context
+	cancel context.CancelFunc
+	mem    memory.Allocator
+	refs   atomic.Int64
+	ahead  []chan fragOut // fragments in flight, in manifest order
 
 	next    int // next fragment
 	cur     arrow.RecordBatch
@@ -48,8 +64,46 @@ func (r *reader) Release() {
 			p.Release()
 		}
 		r.pending = nil
+		r.stopAhead()
 	}
 }
+
+// stopAhead cancels the fragments in flight and releases what they made.
+func (r *reader) stopAhead() {
+	r.cancel()
+	for _, c := range r.ahead {
+		for _, rec := range (<-c).recs {
+			rec.Release()
+		}
+	}
+	r.ahead = nil
+}
+
+// fill starts fragments until readAhead are in flight.
+func (r *reader) fill() {
+	frags := r.s.m.GetFragments()
+	for len(r.ahead) < readAhead && r.next < len(frags) {
+		f := frags[r.next]
+		r.next++
+		c := make(chan fragOut, 1)
+		r.ahead = append(r.ahead, c)
+		go func() {
+			w := &reader{s: r.s, ctx: r.ctx, mem: r.mem}
+			fr, err := r.s.prepare(r.ctx, f)
+			if err == nil {
+				err = w.readFragment(fr)
+			}
+			if err != nil {
+				for _, rec := range w.pending {
+					rec.Release()
+				}
+				w.pending = nil
+			}
+			c <- fragOut{recs: w.pending, err: err}
+		}()
+	}
+}
+
 func (r *reader) Schema() *arrow.Schema          { return r.s.out }
 func (r *reader) RecordBatch() arrow.RecordBatch { return r.cur }
 func (r *reader) Record() arrow.RecordBatch      { return r.cur }
@@ -73,6 +127,7 @@ func (r *reader) Next() bool {
 		}
 		if r.s.opts.Limit > 0 && r.emitted >= r.s.opts.Limit {
 			r.done = true
+			r.stopAhead()
 			return false
 		}
 		if len(r.pending) > 0 {
@@ -87,22 +142,21 @@ func (r *reader) Next() bool {
 			r.cur = rec
 			return true
 		}
-		frags := r.s.m.GetFragments()
-		if r.next >= len(frags) {
+		r.fill()
+		if len(r.ahead) == 0 {
 			r.done = true
+			r.cancel()
 			return false
 		}
-		f := frags[r.next]
-		r.next++
-		fr, err := r.s.prepare(r.ctx, f)
-		if err != nil {
-			r.err = err
+		out := <-r.ahead[0]
+		r.ahead = r.ahead[1:]
+		if out.err != nil {
+			r.err = out.err
+			r.stopAhead()
 			return false
 		}
-		if err := r.readFragment(fr); err != nil {
-			r.err = err
-			return false
-		}
+		r.pending = out.recs
+		r.fill()
 	}
 }
 
@@ -362,10 +416,29 @@ func (r *reader) emit(fr *fragment, rec arrow.RecordBatch, ranges []datafile.Row
 	if count == 0 {
 		return nil
 	}
+	var mask arrow.Array
+	defer func() {
+		if mask != nil {
+			mask.Release()
+		}
+	}()
 	take := func(a arrow.Array) (arrow.Array, error) {
 		if len(runs) == 1 && runs[0].s == 0 && runs[0].e == n {
 			a.Retain()
 			return a, nil
+		}
+		if len(runs) > manyRuns {
+			// scattered rows: one filter kernel pass instead of a slice per run
+			if mask == nil {
+				b := array.NewBooleanBuilder(r.mem)
+				b.AppendValues(sel, nil)
+				mask = b.NewArray()
+				b.Release()
+			}
+			if out, err := compute.FilterArray(r.ctx, a, mask, *compute.DefaultFilterOptions()); err == nil {
+				return out, nil
+			}
+			// a type the kernel does not take: slices below
 		}
 		parts := make([]arrow.Array, len(runs))
 		for i, rn := range runs {
@@ -434,6 +507,10 @@ func (r *reader) emit(fr *fragment, rec arrow.RecordBatch, ranges []datafile.Row
 	r.pending = append(r.pending, res)
 	return nil
 }
+
+// manyRuns: above this many runs of selected rows in a batch, emit uses
+// the Arrow filter kernel rather than concatenating one slice per run.
+const manyRuns = 16
 
 // nested extracts a struct descendant, null where an ancestor is null.
 func nested(a arrow.Array, path []string, mem memory.Allocator) (arrow.Array, error) {

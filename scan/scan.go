@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -78,6 +80,7 @@ type Scanner struct {
 	flagged  bool
 	idx      *zonemap.IndexSource
 	stats    datafile.IOStats
+	tailHint atomic.Int64 // first tail read of the next data file opened
 }
 
 // projection is one output column: a top-level column or a nested path.
@@ -268,15 +271,39 @@ func (s *Scanner) openFile(ctx context.Context, df *pb.DataFile) (*datafile.File
 	if err != nil {
 		return nil, err
 	}
-	return datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{Size: int64(df.GetFileSizeBytes()), Stats: &s.stats, TailSize: openTailSize,
+	tail := int(s.tailHint.Load())
+	if tail <= 0 {
+		tail = openTailSize
+	}
+	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{Size: int64(df.GetFileSizeBytes()), Stats: &s.stats, TailSize: tail,
+		// Column metadata only for the columns a read needs, when it needs them.
+		LazyColumns: true,
 		// Legacy v1 files hold no schema: the manifest's (used only for them).
 		LegacyFields: s.m.GetFields(), LegacyFieldIDs: df.GetFields(), LegacyManifest: &manifestReader{ctx: ctx, st: s.st, key: s.snap.Path}})
+	if err == nil && f.Version() != datafile.V0_1 {
+		// The next file of the table most likely has the same layout: read
+		// its footer, offset tables, column metadata and schema (when the
+		// schema lies at the end, as writers put it) in one first request,
+		// and nothing before them (seeds are read by exact range).
+		start := int64(f.Footer().ColumnMetaStart)
+		if gb := f.GlobalBuffers(); len(gb) > 0 && int64(gb[0].Pos) < start && f.Size()-int64(gb[0].Pos) <= maxTailHint {
+			start = int64(gb[0].Pos)
+		}
+		if h := f.Size() - start; h > 0 && h <= maxTailHint {
+			s.tailHint.Store(max(h, datafile.FooterSize))
+		}
+	}
+	return f, err
 }
 
-// openTailSize is the first read of a data file's tail: the footer, the
-// column metadata and usually the seeds of a scan's files fit; a larger
-// tail costs a second read.
-const openTailSize = 16 << 10
+// openTailSize is the first read of the first data file's tail (later
+// files use the size the previous file's metadata needed): the footer,
+// the offset tables and the schema of most files fit; what does not is
+// read by exact range.
+const (
+	openTailSize = 4 << 10
+	maxTailHint  = 64 << 10
+)
 
 // manifestReader reads the scanned manifest file on demand (legacy
 // dictionary columns keep their values there).
@@ -420,47 +447,23 @@ func (s *Scanner) file(ctx context.Context, fr *fragment, i int) (*datafile.File
 
 // prune applies the usable seeds (v0 always, v1 only when the version
 // carries the flag, R61) and ZoneMap index segments to every filter term.
+// Index segments (outside the data files) are consulted first: when they
+// alone prune the fragment, no data file is opened. Only the seeds of the
+// filtered columns are read.
 func (s *Scanner) prune(ctx context.Context, fr *fragment) error {
 	terms := s.filter.Terms()
 	known := make([][]filter.Range, len(terms))
 	ok := make([]bool, len(terms))
 	fr.plan.Terms = make([]TermPlan, len(terms))
-	seedsByFile := map[int][]datafile.SeedInfo{}
 	for i, t := range terms {
-		tp := &fr.plan.Terms[i]
-		tp.Term = t.Text
-		top := strings.Split(t.Column, ".")[0]
-		fi := s.fileFor(fr.f, s.topIDs[top])
-		if fi < 0 {
-			continue
-		}
-		infos, seen := seedsByFile[fi]
-		if !seen {
-			df, err := s.file(ctx, fr, fi)
-			if err != nil {
-				return err
-			}
-			infos, err = df.Seeds(ctx, seedio.DecodeOptions{TableFlagged: s.flagged})
-			if err != nil {
-				return err
-			}
-			seedsByFile[fi] = infos
-		}
-		for _, si := range infos {
-			if si.Column != t.Column || si.Seed == nil || si.Seed.NumRows != fr.physRows {
+		fr.plan.Terms[i].Term = t.Text
+	}
+	if s.idx != nil {
+		for i, t := range terms {
+			tp := &fr.plan.Terms[i]
+			if strings.Contains(t.Column, ".") {
 				continue
 			}
-			keep, err := si.Seed.Prune(t.Pred)
-			if err != nil {
-				continue // a literal the seed's type cannot take: unknown
-			}
-			rs := filter.ZoneRanges(si.Seed.Zones, keep, fr.physRows)
-			tp.Sources = append(tp.Sources, fmt.Sprintf("seed v%d", si.Seed.Version))
-			tp.ZonesTotal += len(keep)
-			tp.ZonesKept += countTrue(keep)
-			known[i], ok[i] = intersectOr(known[i], ok[i], rs), true
-		}
-		if s.idx != nil && len(top) == len(t.Column) {
 			czs, _ := s.idx.Zones(ctx, fr.f.GetId(), fr.physRows, []string{t.Column})
 			for _, cz := range czs[t.Column] {
 				keep, err := seedio.PruneZones(cz.ValueType, cz.Zones, t.Pred)
@@ -474,6 +477,56 @@ func (s *Scanner) prune(ctx context.Context, fr *fragment) error {
 				known[i], ok[i] = intersectOr(known[i], ok[i], rs), true
 			}
 		}
+		if kept := s.filter.KeepRanges(fr.physRows, func(i int) ([]filter.Range, bool) { return known[i], ok[i] }); len(kept) == 0 {
+			fr.kept = nil
+			return nil
+		}
+	}
+	// the seeds each data file must provide
+	want := map[int][]string{}
+	fileOf := make([]int, len(terms))
+	for i, t := range terms {
+		top := strings.Split(t.Column, ".")[0]
+		fileOf[i] = s.fileFor(fr.f, s.topIDs[top])
+		if fileOf[i] >= 0 && !slices.Contains(want[fileOf[i]], t.Column) {
+			want[fileOf[i]] = append(want[fileOf[i]], t.Column)
+		}
+	}
+	seedsByFile := map[int][]datafile.SeedInfo{}
+	for i, t := range terms {
+		tp := &fr.plan.Terms[i]
+		fi := fileOf[i]
+		if fi < 0 {
+			continue
+		}
+		infos, seen := seedsByFile[fi]
+		if !seen {
+			df, err := s.file(ctx, fr, fi)
+			if err != nil {
+				return err
+			}
+			infos, err = df.SeedsOf(ctx, seedio.DecodeOptions{TableFlagged: s.flagged}, want[fi])
+			if err != nil {
+				return err
+			}
+			seedsByFile[fi] = infos
+		}
+		var seedSources []string
+		for _, si := range infos {
+			if si.Column != t.Column || si.Seed == nil || si.Seed.NumRows != fr.physRows {
+				continue
+			}
+			keep, err := si.Seed.Prune(t.Pred)
+			if err != nil {
+				continue // a literal the seed's type cannot take: unknown
+			}
+			rs := filter.ZoneRanges(si.Seed.Zones, keep, fr.physRows)
+			seedSources = append(seedSources, fmt.Sprintf("seed v%d", si.Seed.Version))
+			tp.ZonesTotal += len(keep)
+			tp.ZonesKept += countTrue(keep)
+			known[i], ok[i] = intersectOr(known[i], ok[i], rs), true
+		}
+		tp.Sources = append(seedSources, tp.Sources...) // seeds first, then index segments
 	}
 	fr.kept = s.filter.KeepRanges(fr.physRows, func(i int) ([]filter.Range, bool) { return known[i], ok[i] })
 	return nil

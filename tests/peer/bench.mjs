@@ -89,23 +89,33 @@ export function benchCommands(h) {
     }
   }
 
-  // bench-scan DIR --column C [--n N]: N full scans of one column (a
-  // query selecting C, every batch pulled out of Lance as Arrow IPC, not
-  // decoded in JS), one table handle opened before the clock starts.
-  // metrics.ipc_bytes: the Arrow IPC bytes Lance returned (all scans).
+  // bench-scan DIR --column C... [--where PRED] [--n N] [--analyze]: N
+  // scans of the columns (a query selecting them, filtered by PRED when
+  // given, every batch pulled out of Lance as Arrow IPC, not decoded in
+  // JS), one table handle opened before the clock starts.
+  // metrics.ipc_bytes: the Arrow IPC bytes Lance returned (all scans);
+  // with --analyze, after the
+  // clock, one analyzePlan of the same query: metrics.bytes_read and
+  // metrics.iops summed over the plan's nodes (Lance's own I/O counters
+  // for one scan), metrics.rows the rows of the plan's top node.
   async function cmdBenchScan(mods, pos, flags) {
-    need(pos, 1, "bench-scan DIR --column C [--n N]");
+    need(pos, 1, "bench-scan DIR --column C... [--where PRED] [--n N] [--analyze]");
     if (flags.column === undefined) throw new h.UsageError("bench-scan needs --column");
     const n = count(flags);
     const ds = new Dataset(mods, pos[0]);
+    const query = (t) => {
+      const q = t.query();
+      q.select(flags.column.map(String));
+      if (flags.where !== undefined) q.where(String(flags.where));
+      return q;
+    };
     try {
       const t = await ds.open();
       let bytes = 0;
+      let rows = 0;
       const t0 = process.hrtime.bigint();
       for (let i = 0; i < n; i++) {
-        const q = t.query();
-        q.select([String(flags.column)]);
-        const it = await L("query", () => q.nativeExecute());
+        const it = await L("query", () => query(t).nativeExecute());
         for (;;) {
           const buf = await L("query", () => it.next());
           if (!buf) break;
@@ -113,10 +123,30 @@ export function benchCommands(h) {
         }
       }
       const ns = process.hrtime.bigint() - t0;
-      return { ns: ns.toString(), ops: n, metrics: { ipc_bytes: bytes } };
+      const metrics = { ipc_bytes: bytes };
+      if (flags.analyze) {
+        const plan = String(await L("analyzePlan", () => query(t).analyzePlan()));
+        metrics.bytes_read = sumMetric(plan, "bytes_read");
+        metrics.iops = sumMetric(plan, "iops");
+        metrics.rows = sumMetric(plan.split("\n").find((l) => l.includes("output_rows=")) ?? "", "output_rows");
+      }
+      return { ns: ns.toString(), ops: n, metrics };
     } finally {
       ds.cleanup();
     }
+  }
+
+  // sumMetric adds every "name=N" (N possibly with a unit suffix K/M/G) of
+  // an analyzed plan's text.
+  function sumMetric(text, name) {
+    const re = new RegExp("\\b" + name + "=([0-9.]+)\\s*([KMG]?)", "g");
+    let sum = 0;
+    let m;
+    while ((m = re.exec(text)) !== null) {
+      const mul = { "": 1, K: 1e3, M: 1e6, G: 1e9 }[m[2]];
+      sum += Number(m[1]) * mul;
+    }
+    return sum;
   }
 
   async function cmdBenchOptimize(mods, pos, flags) {

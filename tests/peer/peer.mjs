@@ -325,13 +325,47 @@ async function cmdRows(mods, pos, flags) {
   const ds = new Dataset(mods, pos[0]);
   try {
     const t = await ds.openAt(flags);
+    return await rowsOf(mods, t, flags, order, flags.where);
+  } finally {
+    ds.cleanup();
+  }
+}
+
+// rows-many DIR --sql PRED... [rows options]: the rows answer of `rows
+// --where PRED` for every PRED, on one table handle:
+// {results: [rows answer | {error, op}]} in the order of the --sql flags
+// (a predicate Lance refuses gives its message, not a failed command).
+async function cmdRowsMany(mods, pos, flags) {
+  need(pos, 1, "rows-many DIR --sql PRED... [--version N | --tag T] [--order scan|rowaddr] [--column C]...");
+  const order = flags.order ?? "scan";
+  if (order !== "scan" && order !== "rowaddr") throw new UsageError(`--order must be scan or rowaddr, got ${order}`);
+  const ds = new Dataset(mods, pos[0]);
+  try {
+    const t = await ds.openAt(flags);
+    const results = [];
+    for (const w of flags.sql ?? []) {
+      try {
+        results.push(await rowsOf(mods, t, flags, order, w === "" ? undefined : w));
+      } catch (e) {
+        if (!(e instanceof LanceError)) throw e;
+        results.push({ error: String(e?.message ?? e), op: e?.op ?? "query" });
+      }
+    }
+    return { results };
+  } finally {
+    ds.cleanup();
+  }
+}
+
+async function rowsOf(mods, t, flags, order, where) {
+  {
     const version = await L("version", () => t.version());
     const schema = mods.ipc.decode(await L("schema", () => t.inner.schema())).schema;
     const names = flags.column ?? schema.fields.map((f) => f.name);
     const q = t.query();
     q.select([...names, "_rowaddr"]);
     q.withRowId();
-    if (flags.where !== undefined) q.where(String(flags.where));
+    if (where !== undefined) q.where(String(where));
     const acc = { schema: null, columns: null, numRows: 0, dictionaries: new Map() };
     const it = await L("query", () => q.nativeExecute());
     for (;;) {
@@ -370,8 +404,6 @@ async function cmdRows(mods, pos, flags) {
       row_addrs: addrs ? perm.map((i) => addrs[i]) : [],
       rows: perm.map((i) => dataIdx.map((c) => acc.columns[c][i])),
     };
-  } finally {
-    ds.cleanup();
   }
 }
 
@@ -685,6 +717,7 @@ async function cmdScript(mods, pos) {
 const COMMANDS = {
   info: cmdInfo,
   rows: cmdRows,
+  "rows-many": cmdRowsMany,
   count: cmdCount,
   tags: cmdTags,
   create: cmdCreate,
