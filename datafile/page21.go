@@ -312,10 +312,9 @@ type mbChunk struct {
 }
 
 type decodedChunk struct {
-	rep, def []uint16
-	nlevels  int
-	bufs     [][]byte // value buffers, decoded when the chunk's values are needed
-	nvals    uint64
+	nlevels int
+	bufs    [][]byte // value buffers, decoded when the chunk's values are needed
+	nvals   uint64
 }
 
 func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStream) error {
@@ -497,47 +496,48 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 		return err
 	}
 	ls.vals.reserve(nv, est)
+	// The chunks' levels are decoded straight into the column's level
+	// streams (ls.rep, ls.def), then trimmed to the entries of rows [a, b).
+	hasDef := mb.GetDefCompression() != nil
+	lbase := ls.n
+	if hasDef && ls.def == nil {
+		ls.def = make([]uint16, ls.n, ls.n+int(min(nv, 1<<20)))
+	}
 	dcs := make([]decodedChunk, 0, c1-c0+1)
 	var totalLevels int
 	for ci := c0; ci <= c1; ci++ {
 		c := chunks[ci]
-		dc, err := pc.decodeChunk(mb, li, span[c.off-chunks[c0].off:][:c.size], c.nvals, nbufs, large, ci)
+		dc, err := pc.decodeChunk(mb, ls, span[c.off-chunks[c0].off:][:c.size], c.nvals, nbufs, large, ci)
 		if err != nil {
+			ls.truncateLevels(lbase)
 			return err
 		}
 		dcs = append(dcs, dc)
 		totalLevels += dc.nlevels
 	}
-	// One level stream over the chunks.
 	var rep, def []uint16
-	if hasRep {
-		rep = make([]uint16, 0, totalLevels)
+	if li.maxRep > 0 {
+		rep = ls.rep[lbase:]
 	}
-	if mb.GetDefCompression() != nil {
-		def = make([]uint16, 0, totalLevels)
-	}
-	for _, dc := range dcs {
-		if rep != nil {
-			rep = append(rep, dc.rep...)
-		}
-		if def != nil {
-			def = append(def, dc.def...)
-		}
+	if hasDef {
+		def = ls.def[lbase:]
 	}
 	e0, e1 := rowCuts(rep, li.maxRep, totalLevels, a-firstRow, b-firstRow)
 	if rows := countRowsBetween(rep, li.maxRep, e0, e1); rows != b-a {
+		ls.truncateLevels(lbase)
 		return pc.errf(ErrMalformed, "chunks %d..%d hold %d of the rows [%d, %d) the page should have", c0, c1, rows, a, b)
 	}
 	v0 := li.countVisible(def, 0, e0)
 	v1 := v0 + li.countVisible(def, e0, e1)
-	var repPart, defPart []uint16
-	if rep != nil {
-		repPart = rep[e0:e1]
+	if e0 > 0 {
+		if ls.rep != nil {
+			copy(ls.rep[lbase:], ls.rep[lbase+e0:lbase+e1])
+		}
+		if ls.def != nil {
+			copy(ls.def[lbase:], ls.def[lbase+e0:lbase+e1])
+		}
 	}
-	if def != nil {
-		defPart = def[e0:e1]
-	}
-	ls.appendLevels(repPart, defPart, e1-e0)
+	ls.truncateLevels(lbase + e1 - e0)
 	ls.rows += b - a
 	// Values [v0, v1) over the chunks: only chunks holding some are
 	// decoded, each copied out before the next (the decoder reuses its
@@ -585,7 +585,8 @@ func countRowsBetween(rep []uint16, maxRep int, e0, e1 int) uint64 {
 func pad8(x uint64) uint64 { return (x + 7) &^ 7 }
 
 // decodeChunk parses one chunk (§4.3) and decodes its levels and values.
-func (pc *pageCtx) decodeChunk(mb *pb21.MiniBlockLayout, li *layerInfo, ch []byte, nvals, nbufs uint64, large bool, ci int) (decodedChunk, error) {
+func (pc *pageCtx) decodeChunk(mb *pb21.MiniBlockLayout, ls *leafStream, ch []byte, nvals, nbufs uint64, large bool, ci int) (decodedChunk, error) {
+	li := ls.li
 	var dc decodedChunk
 	bad := func(format string, args ...any) (decodedChunk, error) {
 		return dc, pc.errf(ErrMalformed, "chunk %d: "+format, append([]any{ci}, args...)...)
@@ -647,29 +648,57 @@ func (pc *pageCtx) decodeChunk(mb *pb21.MiniBlockLayout, li *layerInfo, ch []byt
 			return bad("value buffer %d (%d bytes) past the chunk", i, sizes[i])
 		}
 	}
+	if !hasRep && !hasDef {
+		nl = nvals
+	}
+	if !hasRep && nl != nvals {
+		return bad("%d levels for %d values without repetition", nl, nvals)
+	}
+	// Levels are appended to the column's streams (the caller trims them
+	// back on error): rep (a column with lists) and def (once any page has
+	// def levels; zeros stand for a page without them).
+	if err := pc.r.budget.take(4*nl, pc.sec); err != nil {
+		return dc, err
+	}
 	var err error
-	if hasRep {
-		if dc.rep, err = pc.r.codec().Levels(mb.GetRepCompression(), repB, nl); err != nil {
-			return dc, pc.wrap(fmt.Errorf("chunk %d rep levels: %w", ci, err))
+	if li.maxRep > 0 {
+		if hasRep {
+			if ls.rep, err = pc.r.codec().LevelsInto(ls.rep, mb.GetRepCompression(), repB, nl); err != nil {
+				return dc, pc.wrap(fmt.Errorf("chunk %d rep levels: %w", ci, err))
+			}
+		} else {
+			for range nl {
+				ls.rep = append(ls.rep, uint16(li.maxRep))
+			}
 		}
 	}
 	if hasDef {
-		if dc.def, err = pc.r.codec().Levels(mb.GetDefCompression(), defB, nl); err != nil {
+		d0 := len(ls.def)
+		if ls.def, err = pc.r.codec().LevelsInto(ls.def, mb.GetDefCompression(), defB, nl); err != nil {
 			return dc, pc.wrap(fmt.Errorf("chunk %d def levels: %w", ci, err))
 		}
+		if vis := li.countVisible(ls.def[d0:], 0, int(nl)); vis != nvals {
+			return bad("%d levels with %d visible entries for %d values", nl, vis, nvals)
+		}
+	} else if ls.def != nil {
+		ls.def = append(ls.def, make([]uint16, nl)...)
 	}
+	ls.n += int(nl)
 	dc.nlevels = int(nl)
-	if !hasRep && !hasDef {
-		dc.nlevels = int(nvals)
-	} else if vis := li.countVisible(dc.def, 0, dc.nlevels); vis != nvals {
-		return bad("%d levels with %d visible entries for %d values", nl, vis, nvals)
-	}
-	if !hasRep && uint64(dc.nlevels) != nvals {
-		return bad("%d levels for %d values without repetition", nl, nvals)
-	}
 	dc.nvals = nvals
 	dc.bufs = bufs
 	return dc, nil
+}
+
+// truncateLevels cuts the level streams back to n entries.
+func (ls *leafStream) truncateLevels(n int) {
+	if ls.rep != nil {
+		ls.rep = ls.rep[:n]
+	}
+	if ls.def != nil {
+		ls.def = ls.def[:n]
+	}
+	ls.n = n
 }
 
 // --- full-zip (§5) -----------------------------------------------------------

@@ -164,3 +164,48 @@ func BenchmarkDecodeVsLance(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeOurs is our side of BenchmarkDecodeVsLance alone (Open +
+// ReadColumn per column), for CPU and memory profiles:
+//
+//	LANCEKEEPER_DECODE_BENCH_DIR=/tmp/t.lance go test -run '^$' -bench BenchmarkDecodeOurs \
+//	  -benchmem -cpuprofile cpu.out -memprofile mem.out ./tests/decodebench/
+//
+// The table is made by Lance 12 through the peer when the directory has none.
+func BenchmarkDecodeOurs(b *testing.B) {
+	rows := benchRows()
+	dir := filepath.Join(b.TempDir(), "t.lance")
+	if keep := os.Getenv("LANCEKEEPER_DECODE_BENCH_DIR"); keep != "" {
+		dir = keep
+	}
+	var path string
+	if files, _ := filepath.Glob(filepath.Join(dir, "data", "*.lance")); len(files) == 1 {
+		path = files[0]
+	} else {
+		path = table(b, peerlance.ServeForTest(b), dir, rows)
+	}
+	bucket, err := fileblob.OpenBucket(filepath.Dir(path), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bucket.Close()
+	ctx := context.Background()
+	for _, col := range []string{"i", "f", "s", "l"} {
+		b.Run(col, func(b *testing.B) {
+			var out int64
+			for b.Loop() {
+				f, err := datafile.Open(ctx, bucket, filepath.Base(path), datafile.OpenOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				a, err := f.ReadColumn(ctx, col)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out = arrowBytes(a.Data())
+				a.Release()
+			}
+			b.SetBytes(out)
+		})
+	}
+}
