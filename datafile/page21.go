@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -97,7 +98,9 @@ type leafStream struct {
 	def  []uint16 // nil while every entry so far has def 0
 	n    int      // entries
 	rows uint64
-	vals *valueSink
+	// wantRows is the number of rows the read asks for (to pre-size).
+	wantRows uint64
+	vals     *valueSink
 }
 
 // appendLevels appends entries; rep/def nil mean "every entry starts a row"
@@ -495,13 +498,37 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 	if err := pc.r.budget.take(est, pc.sec); err != nil {
 		return err
 	}
-	ls.vals.reserve(nv, est)
+	// Grow the values and levels for this page, extrapolated to the rows
+	// of the read still to come (one growth per column, not one per page).
+	var nl uint64
+	for _, c := range chunks[c0 : c1+1] {
+		nl += uint64(binary.LittleEndian.Uint16(span[c.off-chunks[c0].off:]))
+	}
+	scale := func(x uint64) uint64 {
+		done := ls.rows + (b - a)
+		if ls.wantRows <= done || done == 0 {
+			return x
+		}
+		return min(mulSat(x, ls.wantRows)/done, uint64(max(pc.r.budget.left, 0)))
+	}
+	ls.vals.reserve(scale(ls.vals.n+nv)-ls.vals.n, scale(uint64(len(ls.vals.data))+est)-uint64(len(ls.vals.data)))
+	wantLevels := min(scale(uint64(ls.n)+nl), 1<<28)
+	if wantLevels > uint64(ls.n) {
+		if ls.li.maxRep > 0 {
+			ls.rep = slices.Grow(ls.rep, int(wantLevels)-ls.n)
+		}
+		if mb.GetDefCompression() != nil && ls.def == nil {
+			ls.def = make([]uint16, ls.n, wantLevels)
+		} else if ls.def != nil {
+			ls.def = slices.Grow(ls.def, int(wantLevels)-ls.n)
+		}
+	}
 	// The chunks' levels are decoded straight into the column's level
 	// streams (ls.rep, ls.def), then trimmed to the entries of rows [a, b).
 	hasDef := mb.GetDefCompression() != nil
 	lbase := ls.n
 	if hasDef && ls.def == nil {
-		ls.def = make([]uint16, ls.n, ls.n+int(min(nv, 1<<20)))
+		ls.def = make([]uint16, ls.n)
 	}
 	dcs := make([]decodedChunk, 0, c1-c0+1)
 	var totalLevels int

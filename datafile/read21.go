@@ -107,6 +107,18 @@ func (r *reader21) leaf(fi int, dt arrow.DataType, ranges []RowRange) (*leafStre
 		return nil, formatErr(ErrUnsupported, fmt.Sprintf("column %d (field %q)", col, r.f.schema.Fields[fi].Name), -1, "%v", err)
 	}
 	ls := &leafStream{vals: vals}
+	// Pre-size the values for the rows requested (one value per row without
+	// lists; lists grow from there), within the remaining budget.
+	var want uint64
+	for _, rg := range ranges {
+		want = addSat(want, rg.End-rg.Start)
+	}
+	ls.wantRows = want
+	if vals.kind == codec.Fixed && vals.bits >= 8 {
+		vals.reserve(want, min(mulSat(want, vals.bits/8), uint64(max(r.budget.left, 0))))
+	} else if vals.kind == codec.Variable {
+		vals.reserve(min(want, uint64(max(r.budget.left, 0))/8), 0)
+	}
 	layouts := make([]*pb21.PageLayout, len(cm.Pages))
 	var pageStart uint64
 	pi := 0
