@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"slices"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -511,7 +513,12 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 		}
 		return min(mulSat(x, ls.wantRows)/done, uint64(max(pc.r.budget.left, 0)))
 	}
-	ls.vals.reserve(scale(ls.vals.n+nv)-ls.vals.n, scale(uint64(len(ls.vals.data))+est)-uint64(len(ls.vals.data)))
+	if ls.vals.kind == codec.Variable && dict == nil {
+		// The bytes are reserved after the first chunk, from its expansion.
+		ls.vals.reserve(scale(ls.vals.n+nv)-ls.vals.n, 0)
+	} else {
+		ls.vals.reserve(scale(ls.vals.n+nv)-ls.vals.n, scale(uint64(len(ls.vals.data))+est)-uint64(len(ls.vals.data)))
+	}
 	wantLevels := min(scale(uint64(ls.n)+nl), 1<<28)
 	if wantLevels > uint64(ls.n) {
 		if ls.li.maxRep > 0 {
@@ -568,14 +575,79 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 	ls.rows += b - a
 	// Values [v0, v1) over the chunks: only chunks holding some are
 	// decoded, each copied out before the next (the decoder reuses its
-	// output buffer).
+	// output buffer). A large page of fixed-width values is cut into
+	// contiguous groups of chunks decoded on separate goroutines.
+	enc := mb.GetValueCompression()
+	if dict == nil && len(dcs) >= parallelMinChunks && v1-v0 >= parallelMinValues && runtime.GOMAXPROCS(0) > 1 &&
+		ls.vals.kind == codec.Fixed && ls.vals.bits >= 8 {
+		return pc.valuesParallel(enc, dcs, c0, v0, v1, ls.vals)
+	}
+	if ls.vals.kind == codec.Variable && dict == nil {
+		return pc.valuesVariable(enc, dcs, c0, v0, v1, ls.vals, func(x uint64) uint64 {
+			if ls.wantRows <= ls.rows || ls.rows == 0 {
+				return x
+			}
+			return min(mulSat(x, ls.wantRows)/ls.rows, uint64(max(pc.r.budget.left, 0)))
+		})
+	}
+	return pc.values(pc.r.codec(), enc, dict, dcs, c0, 0, v0, v1, ls.vals)
+}
+
+// valuesVariable is values for variable-width values: after the first
+// chunk holding values it reserves the sink's bytes for the rest of the
+// page (and, through scale, of the read) from that chunk's expansion ratio,
+// so that a page's strings land in one buffer of about the right size.
+func (pc *pageCtx) valuesVariable(enc *pb21.CompressiveEncoding, dcs []decodedChunk, c0 int, v0, v1 uint64, sink *valueSink, scale func(uint64) uint64) error {
 	var base uint64
+	first := -1
+	for i := range dcs {
+		if v0 < base+dcs[i].nvals {
+			first = i
+			break
+		}
+		base += dcs[i].nvals
+	}
+	if first < 0 || v0 >= v1 {
+		return nil
+	}
+	before := uint64(len(sink.data))
 	dec := pc.r.codec()
+	if err := pc.values(dec, enc, nil, dcs[first:first+1], c0+first, base, v0, v1, sink); err != nil {
+		return err
+	}
+	var in, rest uint64
+	for _, b := range dcs[first].bufs {
+		in += uint64(len(b))
+	}
+	for _, dc := range dcs[first+1:] {
+		for _, b := range dc.bufs {
+			rest += uint64(len(b))
+		}
+	}
+	if out := uint64(len(sink.data)) - before; in > 0 && rest > 0 {
+		want := scale(uint64(len(sink.data)) + rest/in*out + (rest%in)*out/in + rest/64)
+		if want > uint64(len(sink.data)) {
+			sink.reserve(0, want-uint64(len(sink.data)))
+		}
+	}
+	return pc.values(dec, enc, nil, dcs[first+1:], c0+first+1, base+dcs[first].nvals, v0, v1, sink)
+}
+
+// Thresholds of the parallel value decode: below them a page's values are
+// decoded on the calling goroutine.
+const (
+	parallelMinChunks = 64
+	parallelMinValues = 1 << 16
+)
+
+// values decodes the chunks dcs (the first is chunk c0 of the page and holds
+// value base) and appends their values in [v0, v1) to sink.
+func (pc *pageCtx) values(dec *codec.Decoder, enc *pb21.CompressiveEncoding, dict *codec.Block, dcs []decodedChunk, c0 int, base, v0, v1 uint64, sink *valueSink) error {
 	for i := range dcs {
 		dc := &dcs[i]
 		lo, hi := max(v0, base), min(v1, base+dc.nvals)
 		if lo < hi {
-			vals, err := dec.MiniBlock(mb.GetValueCompression(), dc.bufs, dc.nvals)
+			vals, err := dec.MiniBlock(enc, dc.bufs, dc.nvals)
 			if err != nil {
 				return pc.wrap(fmt.Errorf("chunk %d values: %w", c0+i, err))
 			}
@@ -583,9 +655,9 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 				return pc.errf(ErrMalformed, "chunk %d: decoded %d values, the chunk holds %d", c0+i, vals.Num, dc.nvals)
 			}
 			if dict != nil {
-				err = ls.vals.appendDict(dict, &vals, lo-base, hi-base)
+				err = sink.appendDict(dict, &vals, lo-base, hi-base)
 			} else {
-				err = ls.vals.appendBlock(&vals, lo-base, hi-base)
+				err = sink.appendBlock(&vals, lo-base, hi-base)
 			}
 			if err != nil {
 				return pc.wrap(fmt.Errorf("chunk %d: %w", c0+i, err))
@@ -593,6 +665,83 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 		}
 		base += dc.nvals
 	}
+	return nil
+}
+
+// valuesParallel is values for a large page of fixed-width values without
+// dictionary: the page's output region in sink is known from the value
+// counts, so the chunks are cut into GOMAXPROCS groups of about equal value
+// counts, each decoded on its own goroutine with its own codec.Decoder
+// straight into its part of the region (no intermediate arrays).
+func (pc *pageCtx) valuesParallel(enc *pb21.CompressiveEncoding, dcs []decodedChunk, c0 int, v0, v1 uint64, sink *valueSink) error {
+	w := sink.bits / 8
+	if err := sink.take(mulSat(v1-v0, w)); err != nil {
+		return err
+	}
+	at := uint64(len(sink.data))
+	sink.data = slices.Grow(sink.data, int((v1-v0)*w))[:at+(v1-v0)*w]
+	region := sink.data[at:]
+	p := min(runtime.GOMAXPROCS(0), 4)
+	per := (v1 - v0 + uint64(p) - 1) / uint64(p)
+	type group struct {
+		from, to int    // chunks [from, to) of dcs
+		base     uint64 // value index of chunk from
+		err      error
+	}
+	groups := make([]group, 0, p)
+	var base, gbase uint64
+	from := 0
+	for i := range dcs {
+		base += dcs[i].nvals
+		if (base-min(base, v0) >= per*uint64(len(groups)+1) && len(groups) < p-1) || i == len(dcs)-1 {
+			groups = append(groups, group{from: from, to: i + 1, base: gbase})
+			from, gbase = i+1, base
+		}
+	}
+	run := func(dec *codec.Decoder, gr *group) error {
+		base := gr.base
+		for i := gr.from; i < gr.to; i++ {
+			dc := &dcs[i]
+			lo, hi := max(v0, base), min(v1, base+dc.nvals)
+			if lo < hi {
+				vals, err := dec.MiniBlock(enc, dc.bufs, dc.nvals)
+				if err != nil {
+					return pc.wrap(fmt.Errorf("chunk %d values: %w", c0+i, err))
+				}
+				if vals.Num != dc.nvals {
+					return pc.errf(ErrMalformed, "chunk %d: decoded %d values, the chunk holds %d", c0+i, vals.Num, dc.nvals)
+				}
+				if vals.Kind != codec.Fixed || vals.Bits != sink.bits || uint64(len(vals.Data)) < (hi-base)*w {
+					return pc.errf(ErrMalformed, "chunk %d: decoded %s values of %d bits for a %d-bit column", c0+i, vals.Kind, vals.Bits, sink.bits)
+				}
+				copy(region[(lo-v0)*w:(hi-v0)*w], vals.Data[(lo-base)*w:(hi-base)*w])
+			}
+			base += dc.nvals
+		}
+		return nil
+	}
+	lim := pc.r.limits()
+	var wg sync.WaitGroup
+	for g := 1; g < len(groups); g++ {
+		gr := &groups[g]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dec := codec.NewDecoder(lim)
+			dec.Reuse()
+			defer dec.Close()
+			gr.err = run(dec, gr)
+		}()
+	}
+	groups[0].err = run(pc.r.codec(), &groups[0])
+	wg.Wait()
+	for g := range groups {
+		if groups[g].err != nil {
+			sink.data = sink.data[:at]
+			return groups[g].err
+		}
+	}
+	sink.n += v1 - v0
 	return nil
 }
 

@@ -193,6 +193,7 @@ func BenchmarkDecodeOurs(b *testing.B) {
 	for _, col := range []string{"i", "f", "s", "l"} {
 		b.Run(col, func(b *testing.B) {
 			var out int64
+			c0 := processCPU()
 			for b.Loop() {
 				f, err := datafile.Open(ctx, bucket, filepath.Base(path), datafile.OpenOptions{})
 				if err != nil {
@@ -206,6 +207,7 @@ func BenchmarkDecodeOurs(b *testing.B) {
 				a.Release()
 			}
 			b.SetBytes(out)
+			b.ReportMetric(float64((processCPU()-c0).Microseconds())/1e3/float64(b.N), "cpu-ms/op")
 		})
 	}
 }
