@@ -203,6 +203,26 @@ func (pc *pageCtx) bufferPart(i int, off, n uint64) ([]byte, error) {
 	return b, nil
 }
 
+// bufferPartScratch is bufferPart reading into the reader's scratch buffer
+// (valid until the next such call): for a mini-block page's chunk bytes,
+// which are copied out before the next page.
+func (pc *pageCtx) bufferPartScratch(i int, off, n uint64) ([]byte, error) {
+	if i >= len(pc.page.Buffers) {
+		return nil, pc.errf(ErrMalformed, "page has %d buffers, buffer %d is needed", len(pc.page.Buffers), i)
+	}
+	br := pc.page.Buffers[i]
+	if off > br.Len || n > br.Len-off {
+		return nil, pc.errf(ErrMalformed, "range [%d, +%d) outside buffer %d of %d bytes", off, n, i, br.Len)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	if err := pc.r.budget.take(n, pc.sec); err != nil {
+		return nil, err
+	}
+	return pc.r.f.readRangeScratch(pc.r.ctx, int64(br.Pos+off), int64(n), &pc.r.scratch)
+}
+
 func (pc *pageCtx) buffer(i int) ([]byte, error) {
 	if i >= len(pc.page.Buffers) {
 		return nil, pc.errf(ErrMalformed, "page has %d buffers, buffer %d is needed", len(pc.page.Buffers), i)
@@ -485,7 +505,7 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 		}
 		dict = &d
 	}
-	span, err := pc.bufferPart(1, chunks[c0].off, chunks[c1].off+chunks[c1].size-chunks[c0].off)
+	span, err := pc.bufferPartScratch(1, chunks[c0].off, chunks[c1].off+chunks[c1].size-chunks[c0].off)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,9 @@ type reader21 struct {
 	mem    memory.Allocator
 	leafOf map[int]int // leaf field index -> column
 	dec    *codec.Decoder
+	// scratch holds the chunk bytes of the mini-block page being decoded
+	// (reused from page to page).
+	scratch []byte
 }
 
 // codec returns the reader's reusing codec decoder: its zstd state and FSST
