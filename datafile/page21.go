@@ -576,13 +576,27 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 	if hasDef {
 		def = ls.def[lbase:]
 	}
-	e0, e1 := rowCuts(rep, li.maxRep, totalLevels, a-firstRow, b-firstRow)
+	var e0, e1 int
+	toEnd := b == pc.page.Length && c1 == nchunks-1
+	if toEnd {
+		// The rows run to the end of the stream: only the first cut is
+		// searched for.
+		e0, _ = rowCuts(rep, li.maxRep, totalLevels, a-firstRow, a-firstRow)
+		e1 = totalLevels
+	} else {
+		e0, e1 = rowCuts(rep, li.maxRep, totalLevels, a-firstRow, b-firstRow)
+	}
 	if rows := countRowsBetween(rep, li.maxRep, e0, e1); rows != b-a {
 		ls.truncateLevels(lbase)
 		return pc.errf(ErrMalformed, "chunks %d..%d hold %d of the rows [%d, %d) the page should have", c0, c1, rows, a, b)
 	}
-	v0 := li.countVisible(def, 0, e0)
-	v1 := v0 + li.countVisible(def, e0, e1)
+	var v0, v1 uint64
+	if e0 == 0 && e1 == totalLevels {
+		v1 = nv // each chunk's visible entries were checked against its values
+	} else {
+		v0 = li.countVisible(def, 0, e0)
+		v1 = v0 + li.countVisible(def, e0, e1)
+	}
 	if e0 > 0 {
 		if ls.rep != nil {
 			copy(ls.rep[lbase:], ls.rep[lbase+e0:lbase+e1])

@@ -324,16 +324,23 @@ func (ls *leafStream) slotRule(i int) (start int, exists []bool) {
 	return start, exists
 }
 
-// isSlot reports whether entry e gives a slot under the rule (start, exists).
-func (ls *leafStream) isSlot(e, start int, exists []bool) bool {
-	if ls.rep != nil && int(ls.rep[e]) < start {
-		return false
+// slotTable turns a slot rule into per-def-level flags: bit 0 = the entry
+// gives a slot, bit 1 = that slot is valid at layer i.
+func (ls *leafStream) slotTable(i int) (start uint16, tab []uint8) {
+	st, exists := ls.slotRule(i)
+	tab = make([]uint8, len(exists))
+	for d, ok := range exists {
+		if ok {
+			tab[d] = 1
+			if ls.li.validAt(i, d) {
+				tab[d] |= 2
+			}
+		}
 	}
-	if ls.def == nil {
-		return true
+	if ls.rep == nil {
+		st = 0
 	}
-	d := int(ls.def[e])
-	return d < len(exists) && exists[d]
+	return uint16(st), tab
 }
 
 // validAt reports whether def level d leaves the node at layer i valid (an
@@ -346,28 +353,53 @@ func (li *layerInfo) validAt(i, d int) bool {
 	return o < i || (o == i && li.ownerEmpty[d])
 }
 
+// flags returns the slot-table flags of entry e (0 when it gives no slot).
+func (ls *leafStream) flags(e int, start uint16, tab []uint8) uint8 {
+	if start > 0 && ls.rep[e] < start {
+		return 0
+	}
+	if ls.def == nil {
+		return 3
+	}
+	if d := int(ls.def[e]); d < len(tab) {
+		return tab[d]
+	}
+	return 0
+}
+
 // nodeSlots counts the slots of the node at layer i and computes their
 // validity bitmap (nil when none is null) and null count, in one pass over
 // the entries and without listing the slots.
 func (ls *leafStream) nodeSlots(i int) (n int, valid []byte, nulls int) {
-	start, exists := ls.slotRule(i)
+	start, tab := ls.slotTable(i)
 	if ls.def == nil {
 		for e := 0; e < ls.n; e++ {
-			if ls.isSlot(e, start, exists) {
+			if ls.flags(e, start, tab) != 0 {
 				n++
 			}
 		}
 		return n, nil, 0
 	}
-	li := ls.li
 	valid = make([]byte, (ls.n+7)/8)
-	for e := 0; e < ls.n; e++ {
-		if !ls.isSlot(e, start, exists) {
+	def := ls.def[:ls.n]
+	var rep []uint16
+	if start > 0 {
+		rep = ls.rep[:ls.n]
+	}
+	for e, d := range def {
+		if rep != nil && rep[e] < start {
 			continue
 		}
-		if li.validAt(i, int(ls.def[e])) {
+		f := uint8(0)
+		if int(d) < len(tab) {
+			f = tab[d]
+		}
+		switch f {
+		case 0:
+			continue
+		case 3:
 			valid[n>>3] |= 1 << (n & 7)
-		} else {
+		default:
 			nulls++
 		}
 		n++
@@ -383,25 +415,39 @@ func (ls *leafStream) nodeSlots(i int) (n int, valid []byte, nulls int) {
 // slots of the child layer i-1 before the k-th list slot. It also returns
 // the child's slot count.
 func (ls *leafStream) listOffsets(i, n int, large bool) ([]byte, int) {
-	ls0, ex0 := ls.slotRule(i)
-	cs, exc := ls.slotRule(i - 1)
+	ls0, t0 := ls.slotTable(i)
+	cs, tc := ls.slotTable(i - 1)
 	w := 4
 	if large {
 		w = 8
 	}
 	ob := make([]byte, w*(n+1))
 	k, c := 0, 0
-	for e := 0; e < ls.n; e++ {
-		if k < n && ls.isSlot(e, ls0, ex0) {
-			if large {
-				binary.LittleEndian.PutUint64(ob[8*k:], uint64(c))
-			} else {
+	if !large && ls.def != nil && ls.rep != nil && cs == 0 {
+		// list<leaf>: every entry's rep is checked for the list only.
+		rep, def := ls.rep[:ls.n], ls.def[:ls.n]
+		for e, d := range def {
+			if k < n && rep[e] >= ls0 && int(d) < len(t0) && t0[d] != 0 {
 				putU32(ob[4*k:], uint32(c))
+				k++
 			}
-			k++
+			if int(d) < len(tc) && tc[d] != 0 {
+				c++
+			}
 		}
-		if ls.isSlot(e, cs, exc) {
-			c++
+	} else {
+		for e := 0; e < ls.n; e++ {
+			if k < n && ls.flags(e, ls0, t0) != 0 {
+				if large {
+					binary.LittleEndian.PutUint64(ob[8*k:], uint64(c))
+				} else {
+					putU32(ob[4*k:], uint32(c))
+				}
+				k++
+			}
+			if ls.flags(e, cs, tc) != 0 {
+				c++
+			}
 		}
 	}
 	if large {
