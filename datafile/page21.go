@@ -135,6 +135,46 @@ type pageCtx struct {
 	pi   int
 	page *Page
 	sec  string
+	// whole holds file bytes [wholePos, +len) covering every buffer of the
+	// page when it is read whole in one request (see readWhole).
+	whole    []byte
+	wholePos uint64
+}
+
+// readWhole reads all buffers of the page in one request into the reader's
+// scratch buffer when they lie together (separated by alignment padding
+// only), so that a page read whole costs one storage request, not one per
+// buffer. Buffers are then cut from it (valid until the next page).
+func (pc *pageCtx) readWhole() error {
+	var lo, hi, sum uint64
+	lo = ^uint64(0)
+	for _, br := range pc.page.Buffers {
+		if br.Len == 0 {
+			continue
+		}
+		lo, hi, sum = min(lo, br.Pos), max(hi, br.Pos+br.Len), sum+br.Len
+	}
+	if sum == 0 || hi-lo > sum+64*uint64(len(pc.page.Buffers)) {
+		return nil
+	}
+	if err := pc.r.budget.take(hi-lo, pc.sec); err != nil {
+		return err
+	}
+	b, err := pc.r.f.readRangeScratch(pc.r.ctx, int64(lo), int64(hi-lo), &pc.r.scratch)
+	if err != nil {
+		return err
+	}
+	pc.whole, pc.wholePos = b, lo
+	return nil
+}
+
+// fromWhole returns [pos, pos+n) from the page bytes read whole, if any.
+func (pc *pageCtx) fromWhole(pos, n uint64) ([]byte, bool) {
+	if pc.whole == nil || pos < pc.wholePos || pos-pc.wholePos > uint64(len(pc.whole)) || n > uint64(len(pc.whole))-(pos-pc.wholePos) {
+		return nil, false
+	}
+	o := pos - pc.wholePos
+	return pc.whole[o : o+n : o+n], true
 }
 
 func (pc *pageCtx) errf(sentinel error, format string, args ...any) error {
@@ -193,6 +233,9 @@ func (pc *pageCtx) bufferPart(i int, off, n uint64) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
+	if b, ok := pc.fromWhole(br.Pos+off, n); ok {
+		return b, nil
+	}
 	if err := pc.r.budget.take(n, pc.sec); err != nil {
 		return nil, err
 	}
@@ -216,6 +259,9 @@ func (pc *pageCtx) bufferPartScratch(i int, off, n uint64) ([]byte, error) {
 	}
 	if n == 0 {
 		return nil, nil
+	}
+	if b, ok := pc.fromWhole(br.Pos+off, n); ok {
+		return b, nil
 	}
 	if err := pc.r.budget.take(n, pc.sec); err != nil {
 		return nil, err
@@ -370,6 +416,11 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 	}
 	if len(pc.page.Buffers) < need {
 		return pc.errf(ErrMalformed, "mini-block page has %d buffers, its layout needs %d", len(pc.page.Buffers), need)
+	}
+	if a == 0 && b == pc.page.Length {
+		if err := pc.readWhole(); err != nil {
+			return err
+		}
 	}
 	meta, err := pc.buffer(0)
 	if err != nil {
