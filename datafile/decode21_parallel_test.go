@@ -41,7 +41,7 @@ func TestSpec21_4_LargePagesDecodeInParallelGroups(t *testing.T) {
 	for _, v := range []FileVersion{V2_1, V2_2} {
 		f, _ := write21(t, rec, WriterOptions{Version: v, NoCompression: true})
 		ctx := context.Background()
-		for _, rg := range [][]RowRange{nil, {{Start: 1234, End: 190_001}}, {{Start: 7, End: 70_000}, {Start: 70_513, End: 199_999}}} {
+		for _, rg := range [][]RowRange{nil, {{Start: 1234, End: 190_001}}, {{Start: 7, End: 70_000}, {Start: 70_513, End: 199_999}}, {{Start: 150_001, End: n}}} {
 			got, err := f.ReadRows(ctx, ReadRequest{Ranges: rg})
 			if err != nil {
 				t.Fatalf("%s %v: %v", v, rg, err)
