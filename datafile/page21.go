@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"runtime"
+	"slices"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -97,7 +100,9 @@ type leafStream struct {
 	def  []uint16 // nil while every entry so far has def 0
 	n    int      // entries
 	rows uint64
-	vals *valueSink
+	// wantRows is the number of rows the read asks for (to pre-size).
+	wantRows uint64
+	vals     *valueSink
 }
 
 // appendLevels appends entries; rep/def nil mean "every entry starts a row"
@@ -130,6 +135,46 @@ type pageCtx struct {
 	pi   int
 	page *Page
 	sec  string
+	// whole holds file bytes [wholePos, +len) covering every buffer of the
+	// page when it is read whole in one request (see readWhole).
+	whole    []byte
+	wholePos uint64
+}
+
+// readWhole reads all buffers of the page in one request into the reader's
+// scratch buffer when they lie together (separated by alignment padding
+// only), so that a page read whole costs one storage request, not one per
+// buffer. Buffers are then cut from it (valid until the next page).
+func (pc *pageCtx) readWhole() error {
+	var lo, hi, sum uint64
+	lo = ^uint64(0)
+	for _, br := range pc.page.Buffers {
+		if br.Len == 0 {
+			continue
+		}
+		lo, hi, sum = min(lo, br.Pos), max(hi, br.Pos+br.Len), sum+br.Len
+	}
+	if sum == 0 || hi-lo > sum+64*uint64(len(pc.page.Buffers)) {
+		return nil
+	}
+	if err := pc.r.budget.take(hi-lo, pc.sec); err != nil {
+		return err
+	}
+	b, err := pc.r.f.readRangeScratch(pc.r.ctx, int64(lo), int64(hi-lo), &pc.r.scratch)
+	if err != nil {
+		return err
+	}
+	pc.whole, pc.wholePos = b, lo
+	return nil
+}
+
+// fromWhole returns [pos, pos+n) from the page bytes read whole, if any.
+func (pc *pageCtx) fromWhole(pos, n uint64) ([]byte, bool) {
+	if pc.whole == nil || pos < pc.wholePos || pos-pc.wholePos > uint64(len(pc.whole)) || n > uint64(len(pc.whole))-(pos-pc.wholePos) {
+		return nil, false
+	}
+	o := pos - pc.wholePos
+	return pc.whole[o : o+n : o+n], true
 }
 
 func (pc *pageCtx) errf(sentinel error, format string, args ...any) error {
@@ -188,6 +233,9 @@ func (pc *pageCtx) bufferPart(i int, off, n uint64) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
+	if b, ok := pc.fromWhole(br.Pos+off, n); ok {
+		return b, nil
+	}
 	if err := pc.r.budget.take(n, pc.sec); err != nil {
 		return nil, err
 	}
@@ -196,6 +244,29 @@ func (pc *pageCtx) bufferPart(i int, off, n uint64) ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// bufferPartScratch is bufferPart reading into the reader's scratch buffer
+// (valid until the next such call): for a mini-block page's chunk bytes,
+// which are copied out before the next page.
+func (pc *pageCtx) bufferPartScratch(i int, off, n uint64) ([]byte, error) {
+	if i >= len(pc.page.Buffers) {
+		return nil, pc.errf(ErrMalformed, "page has %d buffers, buffer %d is needed", len(pc.page.Buffers), i)
+	}
+	br := pc.page.Buffers[i]
+	if off > br.Len || n > br.Len-off {
+		return nil, pc.errf(ErrMalformed, "range [%d, +%d) outside buffer %d of %d bytes", off, n, i, br.Len)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	if b, ok := pc.fromWhole(br.Pos+off, n); ok {
+		return b, nil
+	}
+	if err := pc.r.budget.take(n, pc.sec); err != nil {
+		return nil, err
+	}
+	return pc.r.f.readRangeScratch(pc.r.ctx, int64(br.Pos+off), int64(n), &pc.r.scratch)
 }
 
 func (pc *pageCtx) buffer(i int) ([]byte, error) {
@@ -312,10 +383,9 @@ type mbChunk struct {
 }
 
 type decodedChunk struct {
-	rep, def []uint16
-	nlevels  int
-	bufs     [][]byte // value buffers, decoded when the chunk's values are needed
-	nvals    uint64
+	nlevels int
+	bufs    [][]byte // value buffers, decoded when the chunk's values are needed
+	nvals   uint64
 }
 
 func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStream) error {
@@ -346,6 +416,11 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 	}
 	if len(pc.page.Buffers) < need {
 		return pc.errf(ErrMalformed, "mini-block page has %d buffers, its layout needs %d", len(pc.page.Buffers), need)
+	}
+	if a == 0 && b == pc.page.Length {
+		if err := pc.readWhole(); err != nil {
+			return err
+		}
 	}
 	meta, err := pc.buffer(0)
 	if err != nil {
@@ -481,7 +556,7 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 		}
 		dict = &d
 	}
-	span, err := pc.bufferPart(1, chunks[c0].off, chunks[c1].off+chunks[c1].size-chunks[c0].off)
+	span, err := pc.bufferPartScratch(1, chunks[c0].off, chunks[c1].off+chunks[c1].size-chunks[c0].off)
 	if err != nil {
 		return err
 	}
@@ -496,59 +571,168 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 	if err := pc.r.budget.take(est, pc.sec); err != nil {
 		return err
 	}
-	ls.vals.reserve(nv, est)
+	// Grow the values and levels for this page, extrapolated to the rows
+	// of the read still to come (one growth per column, not one per page).
+	var nl uint64
+	for _, c := range chunks[c0 : c1+1] {
+		nl += uint64(binary.LittleEndian.Uint16(span[c.off-chunks[c0].off:]))
+	}
+	scale := func(x uint64) uint64 {
+		done := ls.rows + (b - a)
+		if ls.wantRows <= done || done == 0 {
+			return x
+		}
+		return min(mulSat(x, ls.wantRows)/done, uint64(max(pc.r.budget.left, 0)))
+	}
+	if ls.vals.kind == codec.Variable && dict == nil {
+		// The bytes are reserved after the first chunk, from its expansion.
+		ls.vals.reserve(scale(ls.vals.n+nv)-ls.vals.n, 0)
+	} else {
+		ls.vals.reserve(scale(ls.vals.n+nv)-ls.vals.n, scale(uint64(len(ls.vals.data))+est)-uint64(len(ls.vals.data)))
+	}
+	wantLevels := min(scale(uint64(ls.n)+nl), 1<<28)
+	if wantLevels > uint64(ls.n) {
+		if ls.li.maxRep > 0 {
+			ls.rep = slices.Grow(ls.rep, int(wantLevels)-ls.n)
+		}
+		if mb.GetDefCompression() != nil && ls.def == nil {
+			ls.def = make([]uint16, ls.n, wantLevels)
+		} else if ls.def != nil {
+			ls.def = slices.Grow(ls.def, int(wantLevels)-ls.n)
+		}
+	}
+	// The chunks' levels are decoded straight into the column's level
+	// streams (ls.rep, ls.def), then trimmed to the entries of rows [a, b).
+	hasDef := mb.GetDefCompression() != nil
+	lbase := ls.n
+	if hasDef && ls.def == nil {
+		ls.def = make([]uint16, ls.n)
+	}
 	dcs := make([]decodedChunk, 0, c1-c0+1)
 	var totalLevels int
 	for ci := c0; ci <= c1; ci++ {
 		c := chunks[ci]
-		dc, err := pc.decodeChunk(mb, li, span[c.off-chunks[c0].off:][:c.size], c.nvals, nbufs, large, ci)
+		dc, err := pc.decodeChunk(mb, ls, span[c.off-chunks[c0].off:][:c.size], c.nvals, nbufs, large, ci)
 		if err != nil {
+			ls.truncateLevels(lbase)
 			return err
 		}
 		dcs = append(dcs, dc)
 		totalLevels += dc.nlevels
 	}
-	// One level stream over the chunks.
 	var rep, def []uint16
-	if hasRep {
-		rep = make([]uint16, 0, totalLevels)
+	if li.maxRep > 0 {
+		rep = ls.rep[lbase:]
 	}
-	if mb.GetDefCompression() != nil {
-		def = make([]uint16, 0, totalLevels)
+	if hasDef {
+		def = ls.def[lbase:]
 	}
-	for _, dc := range dcs {
-		if rep != nil {
-			rep = append(rep, dc.rep...)
-		}
-		if def != nil {
-			def = append(def, dc.def...)
-		}
+	var e0, e1 int
+	toEnd := b == pc.page.Length && c1 == nchunks-1
+	if toEnd {
+		// The rows run to the end of the stream: only the first cut is
+		// searched for.
+		e0, _ = rowCuts(rep, li.maxRep, totalLevels, a-firstRow, a-firstRow)
+		e1 = totalLevels
+	} else {
+		e0, e1 = rowCuts(rep, li.maxRep, totalLevels, a-firstRow, b-firstRow)
 	}
-	e0, e1 := rowCuts(rep, li.maxRep, totalLevels, a-firstRow, b-firstRow)
 	if rows := countRowsBetween(rep, li.maxRep, e0, e1); rows != b-a {
+		ls.truncateLevels(lbase)
 		return pc.errf(ErrMalformed, "chunks %d..%d hold %d of the rows [%d, %d) the page should have", c0, c1, rows, a, b)
 	}
-	v0 := li.countVisible(def, 0, e0)
-	v1 := v0 + li.countVisible(def, e0, e1)
-	var repPart, defPart []uint16
-	if rep != nil {
-		repPart = rep[e0:e1]
+	var v0, v1 uint64
+	if e0 == 0 && e1 == totalLevels {
+		v1 = nv // each chunk's visible entries were checked against its values
+	} else {
+		v0 = li.countVisible(def, 0, e0)
+		v1 = v0 + li.countVisible(def, e0, e1)
 	}
-	if def != nil {
-		defPart = def[e0:e1]
+	if e0 > 0 {
+		if ls.rep != nil {
+			copy(ls.rep[lbase:], ls.rep[lbase+e0:lbase+e1])
+		}
+		if ls.def != nil {
+			copy(ls.def[lbase:], ls.def[lbase+e0:lbase+e1])
+		}
 	}
-	ls.appendLevels(repPart, defPart, e1-e0)
+	ls.truncateLevels(lbase + e1 - e0)
 	ls.rows += b - a
 	// Values [v0, v1) over the chunks: only chunks holding some are
 	// decoded, each copied out before the next (the decoder reuses its
-	// output buffer).
+	// output buffer). A large page of fixed-width values is cut into
+	// contiguous groups of chunks decoded on separate goroutines.
+	enc := mb.GetValueCompression()
+	if dict == nil && len(dcs) >= parallelMinChunks && v1-v0 >= parallelMinValues && runtime.GOMAXPROCS(0) > 1 &&
+		ls.vals.kind == codec.Fixed && ls.vals.bits >= 8 {
+		return pc.valuesParallel(enc, dcs, c0, v0, v1, ls.vals)
+	}
+	if ls.vals.kind == codec.Variable && dict == nil {
+		return pc.valuesVariable(enc, dcs, c0, v0, v1, ls.vals, func(x uint64) uint64 {
+			if ls.wantRows <= ls.rows || ls.rows == 0 {
+				return x
+			}
+			return min(mulSat(x, ls.wantRows)/ls.rows, uint64(max(pc.r.budget.left, 0)))
+		})
+	}
+	return pc.values(pc.r.codec(), enc, dict, dcs, c0, 0, v0, v1, ls.vals)
+}
+
+// valuesVariable is values for variable-width values: after the first
+// chunk holding values it reserves the sink's bytes for the rest of the
+// page (and, through scale, of the read) from that chunk's expansion ratio,
+// so that a page's strings land in one buffer of about the right size.
+func (pc *pageCtx) valuesVariable(enc *pb21.CompressiveEncoding, dcs []decodedChunk, c0 int, v0, v1 uint64, sink *valueSink, scale func(uint64) uint64) error {
 	var base uint64
+	first := -1
+	for i := range dcs {
+		if v0 < base+dcs[i].nvals {
+			first = i
+			break
+		}
+		base += dcs[i].nvals
+	}
+	if first < 0 || v0 >= v1 {
+		return nil
+	}
+	before := uint64(len(sink.data))
 	dec := pc.r.codec()
+	if err := pc.values(dec, enc, nil, dcs[first:first+1], c0+first, base, v0, v1, sink); err != nil {
+		return err
+	}
+	var in, rest uint64
+	for _, b := range dcs[first].bufs {
+		in += uint64(len(b))
+	}
+	for _, dc := range dcs[first+1:] {
+		for _, b := range dc.bufs {
+			rest += uint64(len(b))
+		}
+	}
+	if out := uint64(len(sink.data)) - before; in > 0 && rest > 0 {
+		want := scale(uint64(len(sink.data)) + rest/in*out + (rest%in)*out/in + rest/64)
+		if want > uint64(len(sink.data)) {
+			sink.reserve(0, want-uint64(len(sink.data)))
+		}
+	}
+	return pc.values(dec, enc, nil, dcs[first+1:], c0+first+1, base+dcs[first].nvals, v0, v1, sink)
+}
+
+// Thresholds of the parallel value decode: below them a page's values are
+// decoded on the calling goroutine.
+const (
+	parallelMinChunks = 64
+	parallelMinValues = 1 << 16
+)
+
+// values decodes the chunks dcs (the first is chunk c0 of the page and holds
+// value base) and appends their values in [v0, v1) to sink.
+func (pc *pageCtx) values(dec *codec.Decoder, enc *pb21.CompressiveEncoding, dict *codec.Block, dcs []decodedChunk, c0 int, base, v0, v1 uint64, sink *valueSink) error {
 	for i := range dcs {
 		dc := &dcs[i]
 		lo, hi := max(v0, base), min(v1, base+dc.nvals)
 		if lo < hi {
-			vals, err := dec.MiniBlock(mb.GetValueCompression(), dc.bufs, dc.nvals)
+			vals, err := dec.MiniBlock(enc, dc.bufs, dc.nvals)
 			if err != nil {
 				return pc.wrap(fmt.Errorf("chunk %d values: %w", c0+i, err))
 			}
@@ -556,9 +740,9 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 				return pc.errf(ErrMalformed, "chunk %d: decoded %d values, the chunk holds %d", c0+i, vals.Num, dc.nvals)
 			}
 			if dict != nil {
-				err = ls.vals.appendDict(dict, &vals, lo-base, hi-base)
+				err = sink.appendDict(dict, &vals, lo-base, hi-base)
 			} else {
-				err = ls.vals.appendBlock(&vals, lo-base, hi-base)
+				err = sink.appendBlock(&vals, lo-base, hi-base)
 			}
 			if err != nil {
 				return pc.wrap(fmt.Errorf("chunk %d: %w", c0+i, err))
@@ -566,6 +750,83 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 		}
 		base += dc.nvals
 	}
+	return nil
+}
+
+// valuesParallel is values for a large page of fixed-width values without
+// dictionary: the page's output region in sink is known from the value
+// counts, so the chunks are cut into GOMAXPROCS groups of about equal value
+// counts, each decoded on its own goroutine with its own codec.Decoder
+// straight into its part of the region (no intermediate arrays).
+func (pc *pageCtx) valuesParallel(enc *pb21.CompressiveEncoding, dcs []decodedChunk, c0 int, v0, v1 uint64, sink *valueSink) error {
+	w := sink.bits / 8
+	if err := sink.take(mulSat(v1-v0, w)); err != nil {
+		return err
+	}
+	at := uint64(len(sink.data))
+	sink.data = slices.Grow(sink.data, int((v1-v0)*w))[:at+(v1-v0)*w]
+	region := sink.data[at:]
+	p := min(runtime.GOMAXPROCS(0), 4)
+	per := (v1 - v0 + uint64(p) - 1) / uint64(p)
+	type group struct {
+		from, to int    // chunks [from, to) of dcs
+		base     uint64 // value index of chunk from
+		err      error
+	}
+	groups := make([]group, 0, p)
+	var base, gbase uint64
+	from := 0
+	for i := range dcs {
+		base += dcs[i].nvals
+		if (base-min(base, v0) >= per*uint64(len(groups)+1) && len(groups) < p-1) || i == len(dcs)-1 {
+			groups = append(groups, group{from: from, to: i + 1, base: gbase})
+			from, gbase = i+1, base
+		}
+	}
+	run := func(dec *codec.Decoder, gr *group) error {
+		base := gr.base
+		for i := gr.from; i < gr.to; i++ {
+			dc := &dcs[i]
+			lo, hi := max(v0, base), min(v1, base+dc.nvals)
+			if lo < hi {
+				vals, err := dec.MiniBlock(enc, dc.bufs, dc.nvals)
+				if err != nil {
+					return pc.wrap(fmt.Errorf("chunk %d values: %w", c0+i, err))
+				}
+				if vals.Num != dc.nvals {
+					return pc.errf(ErrMalformed, "chunk %d: decoded %d values, the chunk holds %d", c0+i, vals.Num, dc.nvals)
+				}
+				if vals.Kind != codec.Fixed || vals.Bits != sink.bits || uint64(len(vals.Data)) < (hi-base)*w {
+					return pc.errf(ErrMalformed, "chunk %d: decoded %s values of %d bits for a %d-bit column", c0+i, vals.Kind, vals.Bits, sink.bits)
+				}
+				copy(region[(lo-v0)*w:(hi-v0)*w], vals.Data[(lo-base)*w:(hi-base)*w])
+			}
+			base += dc.nvals
+		}
+		return nil
+	}
+	lim := pc.r.limits()
+	var wg sync.WaitGroup
+	for g := 1; g < len(groups); g++ {
+		gr := &groups[g]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dec := codec.NewDecoder(lim)
+			dec.Reuse()
+			defer dec.Close()
+			gr.err = run(dec, gr)
+		}()
+	}
+	groups[0].err = run(pc.r.codec(), &groups[0])
+	wg.Wait()
+	for g := range groups {
+		if groups[g].err != nil {
+			sink.data = sink.data[:at]
+			return groups[g].err
+		}
+	}
+	sink.n += v1 - v0
 	return nil
 }
 
@@ -585,7 +846,8 @@ func countRowsBetween(rep []uint16, maxRep int, e0, e1 int) uint64 {
 func pad8(x uint64) uint64 { return (x + 7) &^ 7 }
 
 // decodeChunk parses one chunk (§4.3) and decodes its levels and values.
-func (pc *pageCtx) decodeChunk(mb *pb21.MiniBlockLayout, li *layerInfo, ch []byte, nvals, nbufs uint64, large bool, ci int) (decodedChunk, error) {
+func (pc *pageCtx) decodeChunk(mb *pb21.MiniBlockLayout, ls *leafStream, ch []byte, nvals, nbufs uint64, large bool, ci int) (decodedChunk, error) {
+	li := ls.li
 	var dc decodedChunk
 	bad := func(format string, args ...any) (decodedChunk, error) {
 		return dc, pc.errf(ErrMalformed, "chunk %d: "+format, append([]any{ci}, args...)...)
@@ -647,29 +909,57 @@ func (pc *pageCtx) decodeChunk(mb *pb21.MiniBlockLayout, li *layerInfo, ch []byt
 			return bad("value buffer %d (%d bytes) past the chunk", i, sizes[i])
 		}
 	}
+	if !hasRep && !hasDef {
+		nl = nvals
+	}
+	if !hasRep && nl != nvals {
+		return bad("%d levels for %d values without repetition", nl, nvals)
+	}
+	// Levels are appended to the column's streams (the caller trims them
+	// back on error): rep (a column with lists) and def (once any page has
+	// def levels; zeros stand for a page without them).
+	if err := pc.r.budget.take(4*nl, pc.sec); err != nil {
+		return dc, err
+	}
 	var err error
-	if hasRep {
-		if dc.rep, err = pc.r.codec().Levels(mb.GetRepCompression(), repB, nl); err != nil {
-			return dc, pc.wrap(fmt.Errorf("chunk %d rep levels: %w", ci, err))
+	if li.maxRep > 0 {
+		if hasRep {
+			if ls.rep, err = pc.r.codec().LevelsInto(ls.rep, mb.GetRepCompression(), repB, nl); err != nil {
+				return dc, pc.wrap(fmt.Errorf("chunk %d rep levels: %w", ci, err))
+			}
+		} else {
+			for range nl {
+				ls.rep = append(ls.rep, uint16(li.maxRep))
+			}
 		}
 	}
 	if hasDef {
-		if dc.def, err = pc.r.codec().Levels(mb.GetDefCompression(), defB, nl); err != nil {
+		d0 := len(ls.def)
+		if ls.def, err = pc.r.codec().LevelsInto(ls.def, mb.GetDefCompression(), defB, nl); err != nil {
 			return dc, pc.wrap(fmt.Errorf("chunk %d def levels: %w", ci, err))
 		}
+		if vis := li.countVisible(ls.def[d0:], 0, int(nl)); vis != nvals {
+			return bad("%d levels with %d visible entries for %d values", nl, vis, nvals)
+		}
+	} else if ls.def != nil {
+		ls.def = append(ls.def, make([]uint16, nl)...)
 	}
+	ls.n += int(nl)
 	dc.nlevels = int(nl)
-	if !hasRep && !hasDef {
-		dc.nlevels = int(nvals)
-	} else if vis := li.countVisible(dc.def, 0, dc.nlevels); vis != nvals {
-		return bad("%d levels with %d visible entries for %d values", nl, vis, nvals)
-	}
-	if !hasRep && uint64(dc.nlevels) != nvals {
-		return bad("%d levels for %d values without repetition", nl, nvals)
-	}
 	dc.nvals = nvals
 	dc.bufs = bufs
 	return dc, nil
+}
+
+// truncateLevels cuts the level streams back to n entries.
+func (ls *leafStream) truncateLevels(n int) {
+	if ls.rep != nil {
+		ls.rep = ls.rep[:n]
+	}
+	if ls.def != nil {
+		ls.def = ls.def[:n]
+	}
+	ls.n = n
 }
 
 // --- full-zip (§5) -----------------------------------------------------------

@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lancekeeper/lancekeeper/datafile/internal/codec"
@@ -25,6 +24,9 @@ type reader21 struct {
 	mem    memory.Allocator
 	leafOf map[int]int // leaf field index -> column
 	dec    *codec.Decoder
+	// scratch holds the chunk bytes of the mini-block page being decoded
+	// (reused from page to page).
+	scratch []byte
 }
 
 // codec returns the reader's reusing codec decoder: its zstd state and FSST
@@ -108,6 +110,18 @@ func (r *reader21) leaf(fi int, dt arrow.DataType, ranges []RowRange) (*leafStre
 		return nil, formatErr(ErrUnsupported, fmt.Sprintf("column %d (field %q)", col, r.f.schema.Fields[fi].Name), -1, "%v", err)
 	}
 	ls := &leafStream{vals: vals}
+	// Pre-size the values for the rows requested (one value per row without
+	// lists; lists grow from there), within the remaining budget.
+	var want uint64
+	for _, rg := range ranges {
+		want = addSat(want, rg.End-rg.Start)
+	}
+	ls.wantRows = want
+	if vals.kind == codec.Fixed && vals.bits >= 8 {
+		vals.reserve(want, min(mulSat(want, vals.bits/8), uint64(max(r.budget.left, 0))))
+	} else if vals.kind == codec.Variable {
+		vals.reserve(min(want, uint64(max(r.budget.left, 0))/8), 0)
+	}
 	layouts := make([]*pb21.PageLayout, len(cm.Pages))
 	var pageStart uint64
 	pi := 0
@@ -283,19 +297,20 @@ func (a *assembler) depthOf(fi int) int {
 	return d
 }
 
-// slots returns the entries where the node at layer i has a slot.
-func (ls *leafStream) slots(i int) []int32 {
+// slotRule says which entries give the node at layer i a slot: an entry
+// whose rep level is at least start (a new element of the nearest enclosing
+// list, else a new row) and whose def level d has exists[d] (no list layer
+// in (i, owner(d)] made it absent).
+func (ls *leafStream) slotRule(i int) (start int, exists []bool) {
 	li := ls.li
-	// startRep: new element of the nearest enclosing list, else a new row.
-	start := li.maxRep
+	start = li.maxRep
 	for j := i + 1; j < len(li.layers); j++ {
 		if isList(li.layers[j]) {
 			start = li.listLevel[j] - 1
 			break
 		}
 	}
-	// exists[d]: no list layer in (i, owner(d)].
-	exists := make([]bool, len(li.owner))
+	exists = make([]bool, len(li.owner))
 	for d := range li.owner {
 		ok := true
 		for j := i + 1; j <= li.owner[d]; j++ {
@@ -306,50 +321,141 @@ func (ls *leafStream) slots(i int) []int32 {
 		}
 		exists[d] = ok
 	}
-	out := make([]int32, 0, ls.n)
-	for e := 0; e < ls.n; e++ {
-		if ls.rep != nil && int(ls.rep[e]) < start {
-			continue
-		}
-		d := 0
-		if ls.def != nil {
-			d = int(ls.def[e])
-			if d >= len(exists) {
-				continue
-			}
-		}
-		if exists[d] {
-			out = append(out, int32(e))
-		}
-	}
-	return out
+	return start, exists
 }
 
-// validity computes the validity bitmap of the node at layer i over its
-// slots, and the null count. For a list it also says which slots are empty.
-func (ls *leafStream) validity(i int, slots []int32) ([]byte, int) {
-	if ls.def == nil {
-		return nil, 0
-	}
-	li := ls.li
-	bm := make([]byte, (len(slots)+7)/8)
-	nulls := 0
-	for k, e := range slots {
-		d := int(ls.def[e])
-		o := -1
-		if d < len(li.owner) {
-			o = li.owner[d]
+// slotTable turns a slot rule into per-def-level flags: bit 0 = the entry
+// gives a slot, bit 1 = that slot is valid at layer i.
+func (ls *leafStream) slotTable(i int) (start uint16, tab []uint8) {
+	st, exists := ls.slotRule(i)
+	tab = make([]uint8, len(exists))
+	for d, ok := range exists {
+		if ok {
+			tab[d] = 1
+			if ls.li.validAt(i, d) {
+				tab[d] |= 2
+			}
 		}
-		if o < i || (o == i && li.ownerEmpty[d]) {
-			bitutil.SetBit(bm, k)
-		} else {
+	}
+	if ls.rep == nil {
+		st = 0
+	}
+	return uint16(st), tab
+}
+
+// validAt reports whether def level d leaves the node at layer i valid (an
+// empty list at layer i is a valid list).
+func (li *layerInfo) validAt(i, d int) bool {
+	o := -1
+	if d < len(li.owner) {
+		o = li.owner[d]
+	}
+	return o < i || (o == i && li.ownerEmpty[d])
+}
+
+// flags returns the slot-table flags of entry e (0 when it gives no slot).
+func (ls *leafStream) flags(e int, start uint16, tab []uint8) uint8 {
+	if start > 0 && ls.rep[e] < start {
+		return 0
+	}
+	if ls.def == nil {
+		return 3
+	}
+	if d := int(ls.def[e]); d < len(tab) {
+		return tab[d]
+	}
+	return 0
+}
+
+// nodeSlots counts the slots of the node at layer i and computes their
+// validity bitmap (nil when none is null) and null count, in one pass over
+// the entries and without listing the slots.
+func (ls *leafStream) nodeSlots(i int) (n int, valid []byte, nulls int) {
+	start, tab := ls.slotTable(i)
+	if ls.def == nil {
+		for e := 0; e < ls.n; e++ {
+			if ls.flags(e, start, tab) != 0 {
+				n++
+			}
+		}
+		return n, nil, 0
+	}
+	valid = make([]byte, (ls.n+7)/8)
+	def := ls.def[:ls.n]
+	var rep []uint16
+	if start > 0 {
+		rep = ls.rep[:ls.n]
+	}
+	for e, d := range def {
+		if rep != nil && rep[e] < start {
+			continue
+		}
+		f := uint8(0)
+		if int(d) < len(tab) {
+			f = tab[d]
+		}
+		switch f {
+		case 0:
+			continue
+		case 3:
+			valid[n>>3] |= 1 << (n & 7)
+		default:
 			nulls++
 		}
+		n++
 	}
 	if nulls == 0 {
-		return nil, 0
+		return n, nil, 0
 	}
-	return bm, nulls
+	return n, valid[:(n+7)/8], nulls
+}
+
+// listOffsets builds the Arrow offsets (32-bit, or 64-bit when large) of
+// the list node at layer i over its n slots: offset k is the number of
+// slots of the child layer i-1 before the k-th list slot. It also returns
+// the child's slot count.
+func (ls *leafStream) listOffsets(i, n int, large bool) ([]byte, int) {
+	ls0, t0 := ls.slotTable(i)
+	cs, tc := ls.slotTable(i - 1)
+	w := 4
+	if large {
+		w = 8
+	}
+	ob := make([]byte, w*(n+1))
+	k, c := 0, 0
+	if !large && ls.def != nil && ls.rep != nil && cs == 0 {
+		// list<leaf>: every entry's rep is checked for the list only.
+		rep, def := ls.rep[:ls.n], ls.def[:ls.n]
+		for e, d := range def {
+			if k < n && rep[e] >= ls0 && int(d) < len(t0) && t0[d] != 0 {
+				putU32(ob[4*k:], uint32(c))
+				k++
+			}
+			if int(d) < len(tc) && tc[d] != 0 {
+				c++
+			}
+		}
+	} else {
+		for e := 0; e < ls.n; e++ {
+			if k < n && ls.flags(e, ls0, t0) != 0 {
+				if large {
+					binary.LittleEndian.PutUint64(ob[8*k:], uint64(c))
+				} else {
+					putU32(ob[4*k:], uint32(c))
+				}
+				k++
+			}
+			if ls.flags(e, cs, tc) != 0 {
+				c++
+			}
+		}
+	}
+	if large {
+		binary.LittleEndian.PutUint64(ob[8*n:], uint64(c))
+	} else {
+		putU32(ob[4*n:], uint32(c))
+	}
+	return ob, c
 }
 
 func (a *assembler) node(fi int, dt arrow.DataType, depth int) (arrow.ArrayData, error) {
@@ -376,11 +482,11 @@ func (a *assembler) node(fi int, dt arrow.DataType, depth int) (arrow.ArrayData,
 				}
 			}
 		} else if ls.def != nil {
-			slots := ls.slots(i)
-			if uint64(len(slots)) != ls.vals.n {
-				return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%d visible entries but %d values", len(slots), ls.vals.n)
+			var n int
+			n, valid, nulls = ls.nodeSlots(i)
+			if uint64(n) != ls.vals.n {
+				return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%d visible entries but %d values", n, ls.vals.n)
 			}
-			valid, nulls = ls.validity(i, slots)
 		} else if uint64(ls.n) != ls.vals.n {
 			return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%d entries but %d values", ls.n, ls.vals.n)
 		}
@@ -398,8 +504,7 @@ func (a *assembler) node(fi int, dt arrow.DataType, depth int) (arrow.ArrayData,
 	if err != nil {
 		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%v", err)
 	}
-	slots := ls.slots(i)
-	valid, nulls := ls.validity(i, slots)
+	nslots, valid, nulls := ls.nodeSlots(i)
 	var vb *memory.Buffer
 	if valid != nil {
 		vb = memory.NewBufferBytes(valid)
@@ -431,46 +536,29 @@ func (a *assembler) node(fi int, dt arrow.DataType, depth int) (arrow.ArrayData,
 			return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "struct field has a list rep/def layer")
 		}
 		for k, c := range children {
-			if c.Len() != len(slots) {
+			if c.Len() != nslots {
 				return nil, formatErr(ErrMalformed, "field "+a.r.f.schema.Fields[fld.Children[k]].Name, -1,
-					"struct child holds %d values, the struct %d", c.Len(), len(slots))
+					"struct child holds %d values, the struct %d", c.Len(), nslots)
 			}
 		}
-		return newData(dt, len(slots), []*memory.Buffer{vb}, children, nulls), nil
+		return newData(dt, nslots, []*memory.Buffer{vb}, children, nulls), nil
 	}
 	// list, large_list, map
 	if !isList(ls.li.layers[i]) {
 		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "list field has an item rep/def layer")
 	}
-	child := ls.slots(i - 1)
-	offs := make([]int64, len(slots)+1)
-	ci := 0
-	for k, e := range slots {
-		for ci < len(child) && child[ci] < e {
-			ci++
-		}
-		offs[k] = int64(ci)
+	_, large := dt.(*arrow.LargeListType)
+	if i == 0 {
+		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "list field at the innermost rep/def layer")
 	}
-	offs[len(slots)] = int64(len(child))
-	if children[0].Len() != len(child) {
-		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "list items hold %d values, the offsets %d", children[0].Len(), len(child))
+	ob, nchild := ls.listOffsets(i, nslots, large)
+	if children[0].Len() != nchild {
+		return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "list items hold %d values, the offsets %d", children[0].Len(), nchild)
 	}
-	var ob []byte
-	if _, large := dt.(*arrow.LargeListType); large {
-		ob = make([]byte, 8*len(offs))
-		for k, o := range offs {
-			binary.LittleEndian.PutUint64(ob[8*k:], uint64(o))
-		}
-	} else {
-		if len(child) > 1<<31-1 {
-			return nil, formatErr(ErrUnsupported, "field "+fld.Name, -1, "%d list items exceed 32-bit offsets", len(child))
-		}
-		ob = make([]byte, 4*len(offs))
-		for k, o := range offs {
-			putU32(ob[4*k:], uint32(o))
-		}
+	if !large && nchild > 1<<31-1 {
+		return nil, formatErr(ErrUnsupported, "field "+fld.Name, -1, "%d list items exceed 32-bit offsets", nchild)
 	}
-	return newData(dt, len(slots), []*memory.Buffer{vb, memory.NewBufferBytes(ob)}, children, nulls), nil
+	return newData(dt, nslots, []*memory.Buffer{vb, memory.NewBufferBytes(ob)}, children, nulls), nil
 }
 
 func newData(dt arrow.DataType, n int, bufs []*memory.Buffer, children []arrow.ArrayData, nulls int) arrow.ArrayData {

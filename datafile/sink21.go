@@ -3,6 +3,7 @@ package datafile
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"unicode/utf8"
 
@@ -27,7 +28,8 @@ type valueSink struct {
 	bits uint64 // fixed: bits per value (0 until the first block fixes it)
 	data []byte // fixed values / variable bytes
 
-	offs []int64 // variable: n+1 offsets into data
+	ow int    // variable: offset width in bytes (4; 8 for large types)
+	ob []byte // variable: n+1 offsets into data, in the Arrow width
 
 	dim      uint64       // fsl: items per value
 	validity []byte       // fsl: item validity bitmap (nil = all valid so far)
@@ -44,8 +46,10 @@ func newSink(dt arrow.DataType, b *budget) (*valueSink, error) {
 		s.kind = codec.Fixed
 	case *arrow.BooleanType:
 		s.kind, s.bits = codec.Fixed, 1
-	case *arrow.StringType, *arrow.BinaryType, *arrow.LargeStringType, *arrow.LargeBinaryType:
-		s.kind, s.offs = codec.Variable, []int64{0}
+	case *arrow.StringType, *arrow.BinaryType:
+		s.kind, s.ow, s.ob = codec.Variable, 4, make([]byte, 4)
+	case *arrow.LargeStringType, *arrow.LargeBinaryType:
+		s.kind, s.ow, s.ob = codec.Variable, 8, make([]byte, 8)
 	case *arrow.DictionaryType:
 		return newSink(t.ValueType, b)
 	case *arrow.FixedSizeListType:
@@ -99,7 +103,7 @@ func (s *valueSink) take(n uint64) error {
 func (s *valueSink) reserve(n, dataBytes uint64) {
 	const maxReserve = 1 << 28
 	if s.kind == codec.Variable && n < maxReserve {
-		s.offs = slices.Grow(s.offs, int(n))
+		s.ob = slices.Grow(s.ob, int(n)*s.ow)
 	}
 	if (s.kind == codec.Variable || s.kind == codec.Fixed) && dataBytes < maxReserve {
 		s.data = slices.Grow(s.data, int(dataBytes))
@@ -156,19 +160,45 @@ func (s *valueSink) appendBlock(b *codec.Block, from, to uint64) error {
 		if start > end || end > uint64(len(b.Data)) {
 			return fmt.Errorf("datafile: value bytes [%d, %d) outside a %d-byte buffer: %w", start, end, len(b.Data), ErrMalformed)
 		}
-		if err := s.take(end - start + n*8); err != nil {
+		if err := s.take(end - start + n*uint64(s.ow)); err != nil {
 			return err
 		}
-		base := int64(len(s.data)) - int64(start)
-		prev := start
-		s.offs = slices.Grow(s.offs, int(n))
-		for i := from + 1; i <= to; i++ {
-			o := b.Offset(i)
-			if o < prev || o > end {
-				return fmt.Errorf("datafile: offsets decrease or leave the buffer at value %d: %w", i, ErrMalformed)
+		if s.ow == 4 && uint64(len(s.data))+(end-start) > math.MaxInt32 {
+			return fmt.Errorf("datafile: variable-width column of more than %d bytes exceeds 32-bit offsets: %w", math.MaxInt32, ErrUnsupported)
+		}
+		// New offset = old offset - start + len(data), in modular
+		// arithmetic of the offset width (the results fit, checked above).
+		shift := uint64(len(s.data)) - start
+		at := len(s.ob)
+		s.ob = slices.Grow(s.ob, int(n)*s.ow)[:at+int(n)*s.ow]
+		dst := s.ob[at:]
+		if b.OffsetBits == 32 && s.ow == 4 {
+			src := b.Offsets[4*(from+1) : 4*(to+1)]
+			prev, e, sh := uint32(start), uint32(end), uint32(shift)
+			for k := 0; k < int(n); k++ {
+				o := binary.LittleEndian.Uint32(src[4*k:])
+				if o < prev || o > e {
+					s.ob = s.ob[:at]
+					return fmt.Errorf("datafile: offsets decrease or leave the buffer at value %d: %w", from+1+uint64(k), ErrMalformed)
+				}
+				prev = o
+				binary.LittleEndian.PutUint32(dst[4*k:], o+sh)
 			}
-			prev = o
-			s.offs = append(s.offs, int64(o)+base)
+		} else {
+			prev := start
+			for k := uint64(0); k < n; k++ {
+				o := b.Offset(from + 1 + k)
+				if o < prev || o > end {
+					s.ob = s.ob[:at]
+					return fmt.Errorf("datafile: offsets decrease or leave the buffer at value %d: %w", from+1+k, ErrMalformed)
+				}
+				prev = o
+				if s.ow == 4 {
+					binary.LittleEndian.PutUint32(dst[4*k:], uint32(o+shift))
+				} else {
+					binary.LittleEndian.PutUint64(dst[8*k:], o+shift)
+				}
+			}
 		}
 		s.data = append(s.data, b.Data[start:end]...)
 	case codec.List:
@@ -256,12 +286,13 @@ func (s *valueSink) appendZeros(n uint64) error {
 			s.data = append(s.data, make([]byte, n*w)...)
 		}
 	case codec.Variable:
-		if err := s.take(mulSat(n, 8)); err != nil {
+		if err := s.take(mulSat(n, uint64(s.ow))); err != nil {
 			return err
 		}
-		last := s.offs[len(s.offs)-1]
+		last := s.ob[len(s.ob)-s.ow:]
+		s.ob = slices.Grow(s.ob, int(n)*s.ow)
 		for range n {
-			s.offs = append(s.offs, last)
+			s.ob = append(s.ob, last...)
 		}
 	case codec.List:
 		if s.validity != nil {
@@ -347,29 +378,24 @@ func (s *valueSink) arrayData(dt arrow.DataType, valid []byte, nulls int, mem me
 		if s.kind != codec.Variable {
 			return nil, fmt.Errorf("datafile: %s column decoded as %s values: %w", dt, s.kind, ErrMalformed)
 		}
-		if len(s.data) > 1<<31-1 {
+		if len(s.data) > 1<<31-1 || s.ow != 4 {
 			return nil, fmt.Errorf("datafile: %s column of %d bytes exceeds 32-bit offsets: %w", dt, len(s.data), ErrUnsupported)
 		}
 		if err := s.checkUTF8(dt); err != nil {
 			return nil, err
 		}
-		ob := make([]byte, 4*len(s.offs))
-		for i, o := range s.offs {
-			binary.LittleEndian.PutUint32(ob[4*i:], uint32(o))
-		}
-		return array.NewData(dt, n, []*memory.Buffer{vb(), memory.NewBufferBytes(ob), memory.NewBufferBytes(s.data)}, nil, nulls, 0), nil
+		return array.NewData(dt, n, []*memory.Buffer{vb(), memory.NewBufferBytes(s.ob), memory.NewBufferBytes(s.data)}, nil, nulls, 0), nil
 	case *arrow.LargeStringType, *arrow.LargeBinaryType:
 		if s.kind != codec.Variable {
 			return nil, fmt.Errorf("datafile: %s column decoded as %s values: %w", dt, s.kind, ErrMalformed)
 		}
+		if s.ow != 8 {
+			return nil, fmt.Errorf("datafile: %s column decoded with %d-byte offsets: %w", dt, s.ow, ErrMalformed)
+		}
 		if err := s.checkUTF8(dt); err != nil {
 			return nil, err
 		}
-		ob := make([]byte, 8*len(s.offs))
-		for i, o := range s.offs {
-			binary.LittleEndian.PutUint64(ob[8*i:], uint64(o))
-		}
-		return array.NewData(dt, n, []*memory.Buffer{vb(), memory.NewBufferBytes(ob), memory.NewBufferBytes(s.data)}, nil, nulls, 0), nil
+		return array.NewData(dt, n, []*memory.Buffer{vb(), memory.NewBufferBytes(s.ob), memory.NewBufferBytes(s.data)}, nil, nulls, 0), nil
 	case *arrow.FixedSizeListType:
 		c := s.children[0]
 		cn := 0
@@ -417,12 +443,40 @@ func (s *valueSink) checkUTF8(dt arrow.DataType) error {
 	if dt.ID() != arrow.STRING && dt.ID() != arrow.LARGE_STRING {
 		return nil
 	}
-	for i := 0; i+1 < len(s.offs); i++ {
-		if !utf8.Valid(s.data[s.offs[i]:s.offs[i+1]]) {
+	n := len(s.ob)/s.ow - 1
+	off := func(i int) uint64 {
+		if s.ow == 4 {
+			return uint64(binary.LittleEndian.Uint32(s.ob[4*i:]))
+		}
+		return binary.LittleEndian.Uint64(s.ob[8*i:])
+	}
+	if n <= 0 {
+		return nil
+	}
+	lo, hi := off(0), off(n)
+	if lo > hi || hi > uint64(len(s.data)) {
+		return formatErr(ErrMalformed, "", -1, "%s offsets [%d, %d] outside %d value bytes", dt, lo, hi, len(s.data))
+	}
+	// The values are valid UTF-8 one by one exactly when their concatenation
+	// is valid and no value starts inside a multi-byte sequence (on a
+	// continuation byte): one fast pass over the bytes, one over the offsets.
+	bad := !utf8.Valid(s.data[lo:hi])
+	for i := 0; !bad && i < n; i++ {
+		o, e := off(i), off(i+1)
+		if o > e || e > hi {
+			return formatErr(ErrMalformed, "", -1, "%s value %d has offsets [%d, %d]", dt, i, o, e)
+		}
+		bad = o < e && s.data[o]&0xC0 == 0x80
+	}
+	if !bad {
+		return nil
+	}
+	for i := 0; i < n; i++ {
+		if o, e := off(i), off(i+1); o <= e && e <= hi && !utf8.Valid(s.data[o:e]) {
 			return formatErr(ErrMalformed, "", -1, "%s value %d is not valid UTF-8", dt, i)
 		}
 	}
-	return nil
+	return formatErr(ErrMalformed, "", -1, "%s values are not valid UTF-8", dt)
 }
 
 // dictEncode turns plain values into an Arrow dictionary array of type t.

@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"unsafe"
+
 	"github.com/klauspost/compress/zstd"
 	"github.com/lancekeeper/lancekeeper/datafile/internal/pb21"
 )
@@ -80,11 +82,41 @@ func (dc *Decoder) Levels(enc *pb21.CompressiveEncoding, buf []byte, n uint64) (
 	if b.Kind != Fixed || b.Bits != 16 {
 		return nil, errf(ErrCorrupt, name(enc), ctxBlock, "levels must decode to 16-bit values, got %s of %d bits", b.Kind, b.Bits)
 	}
-	out := make([]uint16, n)
-	for i := range out {
-		out[i] = uint16(b.Data[2*i]) | uint16(b.Data[2*i+1])<<8
+	if uint64(len(b.Data)) < 2*n {
+		return nil, errf(ErrCorrupt, name(enc), ctxBlock, "%d level bytes for %d levels", len(b.Data), n)
 	}
-	return out, nil
+	return appendLevels(make([]uint16, 0, n), b.Data, n), nil
+}
+
+// LevelsInto is Levels appending the n levels to dst (no allocation when dst
+// has room): the structural layer decodes a page's chunks straight into one
+// level stream.
+func (dc *Decoder) LevelsInto(dst []uint16, enc *pb21.CompressiveEncoding, buf []byte, n uint64) ([]uint16, error) {
+	b, err := dc.Block(enc, buf, n)
+	if err != nil {
+		return dst, err
+	}
+	if b.Kind != Fixed || b.Bits != 16 {
+		return dst, errf(ErrCorrupt, name(enc), ctxBlock, "levels must decode to 16-bit values, got %s of %d bits", b.Kind, b.Bits)
+	}
+	if uint64(len(b.Data)) < 2*n {
+		return dst, errf(ErrCorrupt, name(enc), ctxBlock, "%d level bytes for %d levels", len(b.Data), n)
+	}
+	return appendLevels(dst, b.Data, n), nil
+}
+
+// appendLevels appends n little-endian u16 values of src to dst.
+func appendLevels(dst []uint16, src []byte, n uint64) []uint16 {
+	if n == 0 {
+		return dst
+	}
+	if littleEndianHost() && uintptr(unsafe.Pointer(&src[0]))%2 == 0 {
+		return append(dst, unsafe.Slice((*uint16)(unsafe.Pointer(&src[0])), n)...)
+	}
+	for i := uint64(0); i < n; i++ {
+		dst = append(dst, uint16(src[2*i])|uint16(src[2*i+1])<<8)
+	}
+	return dst
 }
 
 // DecodeMiniBlock is NewDecoder(lim).MiniBlock for a single call.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -148,8 +149,21 @@ func FuzzCompressiveEncoding(f *testing.F) {
 		if _, err := codec.DecodeBlock(&enc, b0, n, lim); err != nil {
 			checkErr(t, err)
 		}
-		if _, err := codec.DecodeLevels(&enc, b0, n, lim); err != nil {
+		lv, err := codec.DecodeLevels(&enc, b0, n, lim)
+		if err != nil {
 			checkErr(t, err)
+		}
+		// LevelsInto (the reusing decoder the structural layer uses) appends
+		// the same levels after what dst holds.
+		rd := codec.NewDecoder(lim)
+		rd.Reuse()
+		into, err2 := rd.LevelsInto([]uint16{7}, &enc, b0, n)
+		rd.Close()
+		if (err == nil) != (err2 == nil) {
+			t.Fatalf("Levels error %v, LevelsInto error %v", err, err2)
+		}
+		if err == nil && (len(into) != len(lv)+1 || into[0] != 7 || !slices.Equal(into[1:], lv)) {
+			t.Fatalf("LevelsInto gave %d levels, Levels %d", len(into)-1, len(lv))
 		}
 		vd, err := codec.NewValueDecoder(&enc, lim)
 		if err != nil {
