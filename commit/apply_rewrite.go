@@ -78,7 +78,9 @@ func applyRewrite(b *builder, r *pb.Transaction_Rewrite) error {
 			if cur == nil || removed[of.GetId()] {
 				return fmt.Errorf("%w: Rewrite group %d rewrites fragment %d, which version %d does not have", ErrInvalidTransaction, gi, of.GetId(), b.in.prev.GetVersion())
 			}
-			if !proto.Equal(cur.GetDeletionFile(), of.GetDeletionFile()) || !sameDataFiles(cur, of) {
+			// Deletion files compared by identity: num_deleted_rows is a
+			// statistic the §5.2 e fix-up may have recomputed.
+			if deletionKey(cur.GetDeletionFile()) != deletionKey(of.GetDeletionFile()) || !sameDataFiles(cur, of) {
 				return fmt.Errorf("%w: fragment %d changed since the rewrite read it", ErrInvalidTransaction, of.GetId())
 			}
 			removed[of.GetId()] = true
