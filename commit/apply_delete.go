@@ -36,7 +36,9 @@ func applyDelete(b *builder, d *pb.Transaction_Delete) error {
 			continue
 		}
 		if uf := updated[f.GetId()]; uf != nil {
-			f = proto.Clone(uf).(*pb.DataFragment)
+			nf := proto.Clone(uf).(*pb.DataFragment)
+			fillStatistics(nf, f)
+			f = nf
 		}
 		kept = append(kept, f)
 	}

@@ -3,7 +3,6 @@ package commit
 import (
 	"fmt"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
@@ -22,9 +21,9 @@ type RewriteGroup struct {
 // NewRewrite is a Rewrite transaction (lance-table-format.md §3.7 arm 104)
 // as Lance's compaction writes it: groups only (old_fragments /
 // new_fragments of the deprecated single group left empty) and no
-// rewritten indices — the indices covering rewritten fragments are not
-// remapped, so readers treat the new fragments as unindexed (see
-// applyRewrite).
+// rewritten indices — index files are not rewritten; without stable row
+// ids the rewritten fragments leave the index fragment bitmaps, so readers
+// treat the new fragments as unindexed (see remapRewriteBitmaps).
 func NewRewrite(readVersion uint64, groups []RewriteGroup) *Transaction {
 	t := newTxn(readVersion)
 	rw := &pb.Transaction_Rewrite{}
@@ -53,13 +52,9 @@ func rewriteGroups(r *pb.Transaction_Rewrite) []*pb.Transaction_RewriteGroup {
 // Rewrite racing a Delete on the same fragment, so a change here is a
 // malformed transaction). New fragments with id 0 get fresh ids.
 //
-// Index fragment bitmaps: this build writes no rewritten indices. Without
-// stable row ids the old ids stay in the bitmaps, as Lance leaves the
-// indices it did not remap: readers then block index hits in those
-// (vanished) fragments and scan the new, unindexed ones. With stable row
-// ids the rows keep their ids, so a bitmap covering every old fragment of a
-// group covers the group's new fragments instead (bitmaps follow the rows);
-// a bitmap covering only some of them loses them.
+// Index fragment bitmaps: this build writes no rewritten indices; see
+// remapRewriteBitmaps (the old fragments leave every bitmap; with stable
+// row ids the new ones join it, as the rows keep their ids).
 func applyRewrite(b *builder, r *pb.Transaction_Rewrite) error {
 	m := b.m
 	groups := rewriteGroups(r)
@@ -83,7 +78,9 @@ func applyRewrite(b *builder, r *pb.Transaction_Rewrite) error {
 			if cur == nil || removed[of.GetId()] {
 				return fmt.Errorf("%w: Rewrite group %d rewrites fragment %d, which version %d does not have", ErrInvalidTransaction, gi, of.GetId(), b.in.prev.GetVersion())
 			}
-			if !proto.Equal(cur.GetDeletionFile(), of.GetDeletionFile()) || !sameDataFiles(cur, of) {
+			// Deletion files compared by identity: num_deleted_rows is a
+			// statistic the §5.2 e fix-up may have recomputed.
+			if deletionKey(cur.GetDeletionFile()) != deletionKey(of.GetDeletionFile()) || !sameDataFiles(cur, of) {
 				return fmt.Errorf("%w: fragment %d changed since the rewrite read it", ErrInvalidTransaction, of.GetId())
 			}
 			removed[of.GetId()] = true
@@ -135,49 +132,7 @@ func applyRewrite(b *builder, r *pb.Transaction_Rewrite) error {
 			m.MaxFragmentId = &t
 		}
 	}
-	if !b.stable {
-		return nil
-	}
-	for _, idx := range b.indices {
-		raw := idx.GetFragmentBitmap()
-		if len(raw) == 0 {
-			continue
-		}
-		bm := roaring.New()
-		if _, err := bm.FromUnsafeBytes(raw); err != nil {
-			continue // unknown bitmap: left as it is
-		}
-		bm = bm.Clone()
-		changed := false
-		for gi, g := range groups {
-			all, any := true, false
-			for _, of := range g.GetOldFragments() {
-				if bm.Contains(uint32(of.GetId())) {
-					any = true
-					bm.Remove(uint32(of.GetId()))
-				} else {
-					all = false
-				}
-			}
-			if !any {
-				continue
-			}
-			changed = true
-			if all {
-				for _, id := range newIDs[gi] {
-					bm.Add(uint32(id))
-				}
-			}
-		}
-		if changed {
-			out, err := bm.ToBytes()
-			if err != nil {
-				return err
-			}
-			idx.FragmentBitmap = out
-		}
-	}
-	return nil
+	return remapRewriteBitmaps(b.indices, groups, newIDs, b.stable)
 }
 
 // rewriteVsCreateIndex: Rewrite against a committed CreateIndex — R when a

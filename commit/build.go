@@ -108,6 +108,7 @@ func build(in *buildInput) (*buildResult, error) {
 	if err := b.apply(in.txn); err != nil {
 		return nil, err
 	}
+	dedupFieldIDs(b.m) // §5.2 e, on every commit as Lance does (fixup_schema.go)
 	if err := finish(b.m, b.indices, b.prevR, b.prevW, in); err != nil {
 		return nil, err
 	}

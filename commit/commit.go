@@ -451,6 +451,12 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if err != nil {
 			return nil, err
 		}
+		if prev != nil {
+			// §5.2 e: index bitmaps Lance would recompute (fixup_indices.go).
+			if err := checkIndexBitmaps(prev, prevIdx, res.indices); err != nil {
+				return nil, err
+			}
+		}
 		txnBytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(t.msg)
 		if err != nil {
 			return nil, err

@@ -9,7 +9,6 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 	"github.com/lancekeeper/lancekeeper/store"
@@ -49,12 +48,23 @@ func deletionKey(d *pb.DeletionFile) string {
 	return fmt.Sprintf("%d/%d/%d/%s", d.GetFileType(), d.GetReadVersion(), d.GetId(), base)
 }
 
+// sameDataFiles: the same data files, compared without file_size_bytes —
+// a statistic the §5.2 e fix-up recomputes on an old writer's manifest,
+// not a change of the file.
 func sameDataFiles(a, b *pb.DataFragment) bool {
 	if len(a.GetFiles()) != len(b.GetFiles()) {
 		return false
 	}
 	for i := range a.GetFiles() {
-		if !proto.Equal(a.GetFiles()[i], b.GetFiles()[i]) {
+		x, y := a.GetFiles()[i], b.GetFiles()[i]
+		if x.GetFileSizeBytes() != y.GetFileSizeBytes() && x.GetFileSizeBytes() != 0 && y.GetFileSizeBytes() != 0 {
+			return false
+		}
+		if x.GetFileSizeBytes() != y.GetFileSizeBytes() {
+			x, y = proto.Clone(x).(*pb.DataFile), proto.Clone(y).(*pb.DataFile)
+			x.FileSizeBytes, y.FileSizeBytes = 0, 0
+		}
+		if !proto.Equal(x, y) {
 			return false
 		}
 	}
@@ -120,11 +130,14 @@ func physicalRows(ctx context.Context, st Store, m *pb.Manifest, f *pb.DataFragm
 	if loc.Base != "" {
 		return 0, fmt.Errorf("%w: fragment %d records no physical_rows and its data file lives in base %q", ErrInvalidTransaction, f.GetId(), loc.Base)
 	}
-	df, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{})
+	// Old writers (which leave physical_rows 0) wrote legacy v1 files too:
+	// fileRows reads either kind (fixup.go).
+	key := st.KeyPrefix() + loc.Path
+	attrs, err := st.Bucket().Attributes(ctx, key)
 	if err != nil {
 		return 0, err
 	}
-	return df.NumRows(), nil
+	return fileRows(ctx, st, key, attrs.Size)
 }
 
 // writeDeletionFile writes rows of fragment fragID as a new deletion file

@@ -121,3 +121,13 @@ func (e *RequirementError) Error() string {
 func (e *RequirementError) Is(target error) bool {
 	return target == ErrRequirement || target == ErrConflict
 }
+
+// ErrIndexBitmap: a commit would carry over an index whose fragment bitmap
+// Lance recomputes before trusting it (§5.2 e: no bitmap, written by Lance
+// before 0.8.15 or by a writer that records no version, or segments of one
+// index covering the same fragment), and this build cannot recompute it
+// (that needs reading the index's row ids). Committing it unchanged under
+// this writer's version would make Lance trust it from then on, so the
+// commit is refused; one commit by Lance (for example an optimize)
+// recomputes the bitmap.
+var ErrIndexBitmap = errors.New("index fragment bitmap needs recomputing")

@@ -69,6 +69,28 @@ func fixupOldWriter(ctx context.Context, st Store, prev *pb.Manifest) (*pb.Manif
 	return m, nil
 }
 
+// fillStatistics gives an updated fragment (a Delete's, built from the
+// manifest as its writer read it) the statistics it lacks from the same
+// fragment of the version being committed on, which the §5.2 e fix-up
+// may have recomputed: physical_rows and each same-path data file's
+// file_size_bytes. Lance fills missing statistics in every manifest it
+// commits the same way.
+func fillStatistics(to, from *pb.DataFragment) {
+	if to.GetPhysicalRows() == 0 {
+		to.PhysicalRows = from.GetPhysicalRows()
+	}
+	for _, df := range to.GetFiles() {
+		if df.GetFileSizeBytes() != 0 {
+			continue
+		}
+		for _, old := range from.GetFiles() {
+			if old.GetPath() == df.GetPath() && old.GetBaseId() == df.GetBaseId() {
+				df.FileSizeBytes = old.GetFileSizeBytes()
+			}
+		}
+	}
+}
+
 // fileRows returns the row count of a data file: a Lance v2 file through
 // datafile, a legacy (v1) one from its footer metadata.
 func fileRows(ctx context.Context, st Store, key string, size int64) (uint64, error) {

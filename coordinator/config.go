@@ -100,6 +100,15 @@ type Config struct {
 	// Logger receives structured logs (nil: slog.Default()).
 	Logger *slog.Logger
 
+	// AfterCommit, when set, runs after each successful commit (one call
+	// per version, a group commit included) in the dataset's worker, once
+	// the requests are answered: st is the dataset's store, res the
+	// commit. It is where Lance's automatic cleanup goes (the table config's
+	// lance.auto_cleanup.*): cmd/lancekeeper serve sets it to
+	// maint.AfterCommit, which this package (layer 6) cannot import. It
+	// never changes a commit's answer; it logs its own errors.
+	AfterCommit func(ctx context.Context, st *store.Store, res *commit.Result)
+
 	// beforeCommit is a test hook called by the dataset worker before each
 	// commit of n requests.
 	beforeCommit func(ctx context.Context, n int)

@@ -57,6 +57,7 @@ func (s *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	p.raw = st
 	s.runJob(w, r, rt, req.Dataset, cst, p)
 }
 
@@ -112,6 +113,7 @@ func (s *Server) handleEnableSeeds(w http.ResponseWriter, r *http.Request) {
 	if body.ExpectedVersion != 0 {
 		p.opts.Requirements = []commit.Requirement{commit.RequireLatestVersion(body.ExpectedVersion)}
 	}
+	p.raw = st
 	s.runJob(w, r, rt, name, s.commitStore(st), p)
 }
 

@@ -182,7 +182,7 @@ func (s *Server) runAlone(q *dsQueue, j *job) {
 	if !s.started(q, j) {
 		return
 	}
-	s.finish(q, j, s.commitOne(q, j))
+	s.commitAndFinish(q, j)
 }
 
 func (s *Server) commitOne(q *dsQueue, j *job) jobResult {
@@ -227,7 +227,7 @@ func (s *Server) runBatch(q *dsQueue, batch []*job) {
 	case 0:
 		return
 	case 1:
-		s.finish(q, live[0], s.commitOne(q, live[0]))
+		s.commitAndFinish(q, live[0])
 		return
 	}
 	// De-duplicate: a request naming a data file an earlier request of the
@@ -237,11 +237,11 @@ func (s *Server) runBatch(q *dsQueue, batch []*job) {
 	live, dups := splitDuplicateFiles(live)
 	defer func() {
 		for _, j := range dups {
-			s.finish(q, j, s.commitOne(q, j))
+			s.commitAndFinish(q, j)
 		}
 	}()
 	if len(live) == 1 {
-		s.finish(q, live[0], s.commitOne(q, live[0]))
+		s.commitAndFinish(q, live[0])
 		return
 	}
 	txns := make([]*commit.Transaction, len(live))
@@ -280,6 +280,7 @@ func (s *Server) runBatch(q *dsQueue, batch []*job) {
 				s.finish(q, j, jobResult{res: res, fragmentIDs: res.FragmentIDs[off : off+n], batch: len(live)})
 				off += n
 			}
+			s.afterCommit(live[0], res, nil)
 			return
 		}
 		if errors.Is(err, commit.ErrCommitOutcomeUnknown) {
@@ -292,7 +293,7 @@ func (s *Server) runBatch(q *dsQueue, batch []*job) {
 	s.m.fallbacks.Inc()
 	s.log.Info("group commit failed; committing its requests one by one", "dataset", q.key, "requests", len(live), "error", err)
 	for _, j := range live {
-		s.finish(q, j, s.commitOne(q, j))
+		s.commitAndFinish(q, j)
 	}
 }
 

@@ -179,6 +179,8 @@ type prepared struct {
 	op   string // operation kind, for metrics and logs
 	txn  *commit.Transaction
 	opts commit.Options
+	// raw is the dataset's store for Config.AfterCommit.
+	raw *store.Store
 	// enableSeeds runs commit.EnableZoneWriteSeeds instead of txn.
 	enableSeeds bool
 	// batchable: an Append that may be merged with others into one version.

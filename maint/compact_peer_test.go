@@ -3,7 +3,6 @@ package maint_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -128,87 +127,6 @@ func TestCompactLance12AgreesRandom(t *testing.T) {
 				if _, err := p.Optimize(ctx, dir); err != nil {
 					t.Errorf("Lance 12 cannot optimize after our compaction: %v", err)
 				}
-			}
-		})
-	}
-}
-
-// TestCompactIndexedQueriesLance12 (§5.5 Rewrite, index fragment bitmaps):
-// a BTree index on id covers three fragments, one with deletions, and an
-// unindexed fragment follows; after our compaction (no index remap) Lance 12
-// answers indexed predicates with exactly the live rows, for the table
-// without and with stable row ids, and can still optimize.
-func TestCompactIndexedQueriesLance12(t *testing.T) {
-	p := peerlance.ForTest(t)
-	for _, stable := range []bool{false, true} {
-		t.Run(fmt.Sprintf("stable%v", stable), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			tmp := t.TempDir()
-			dir := filepath.Join(tmp, "t.lance")
-			data := func(base int) string {
-				f := filepath.Join(tmp, fmt.Sprintf("d%d.json", base))
-				var parts []string
-				for i := base; i < base+20; i++ {
-					parts = append(parts, fmt.Sprintf(`{"id":%d,"s":"v%d"}`, i, i))
-				}
-				if err := os.WriteFile(f, []byte("["+strings.Join(parts, ",")+"]"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return f
-			}
-			create := []string{"create", "--data", data(0), "--storage-version", "2.2"}
-			if stable {
-				create = append(create, "--stable-row-ids")
-			}
-			if _, err := p.Script(ctx, dir, [][]string{
-				create,
-				{"append", "--data", data(20)},
-				{"append", "--data", data(40)},
-				{"create-index", "id", "--type", "btree", "--name", "id_idx"},
-				{"delete", "--where", "id < 5 OR id = 45"},
-				{"append", "--data", data(60)},
-			}); err != nil {
-				t.Fatal(err)
-			}
-			st := openLocal(ctx, t, dir)
-			res, err := maint.Compact(ctx, st, maint.CompactOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Version == 0 {
-				t.Fatal("nothing compacted")
-			}
-			for _, q := range []struct {
-				pred string
-				keep func(int) bool
-			}{
-				{"id >= 3 AND id < 50", func(i int) bool { return i >= 3 && i < 50 }},
-				{"id = 45", func(int) bool { return false }},
-				{"id > 55", func(i int) bool { return i > 55 }},
-				{"id IN (2, 7, 45, 61)", func(i int) bool { return i == 7 || i == 61 }},
-			} {
-				// id is a double (lancedb infers it from JSON); compare s.
-				var got, want []string
-				for _, r := range readPeer(ctx, t, p, dir, peerlance.Where(q.pred)).rows {
-					got = append(got, r[strings.LastIndex(r, "|")+1:])
-				}
-				for i := 0; i < 80; i++ {
-					if (i >= 5 && i != 45) && q.keep(i) {
-						want = append(want, fmt.Sprintf(`"v%d"`, i))
-					}
-				}
-				slices.Sort(got)
-				slices.Sort(want)
-				if !slices.Equal(got, want) {
-					t.Errorf("where %s: Lance 12 returns %v, want %v", q.pred, got, want)
-				}
-			}
-			if _, err := p.Optimize(ctx, dir); err != nil {
-				t.Errorf("Lance 12 optimize after our compaction: %v", err)
-			}
-			if _, n, err := p.Count(ctx, dir); err != nil || n != 74 {
-				t.Errorf("Lance 12 counts %d (%v), want 74", n, err)
 			}
 		})
 	}

@@ -81,6 +81,7 @@ func runServe(e *env, args []string) int {
 		ReadTimeout: *readTO, WriteTimeout: *writeTO, IdleTimeout: *idleTO, ShutdownTimeout: *shutdownTO,
 		AllowUnsafeCommit: *unsafe, Logger: log,
 	}
+	cfg.AfterCommit = autoCleanupHook(log)
 	if *window == 0 {
 		cfg.BatchWindow = -1 // an explicit 0 means "no waiting", not "the default"
 	}

@@ -18,6 +18,9 @@ import (
 type countingBucket struct {
 	b                   *blob.Bucket
 	reads, stats, lists atomic.Int64
+	// deletes counts Delete calls (not in total: the read-path workloads
+	// never delete; the cleanup workload adds them).
+	deletes atomic.Int64
 }
 
 func newCountingBucket(b *blob.Bucket) (*countingBucket, *blob.Bucket) {
@@ -91,6 +94,7 @@ func (c *countingBucket) Copy(ctx context.Context, dst, src string, _ *driver.Co
 }
 
 func (c *countingBucket) Delete(ctx context.Context, key string, _ *driver.DeleteOptions) error {
+	c.deletes.Add(1)
 	return c.b.Delete(ctx, key)
 }
 
