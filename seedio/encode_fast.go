@@ -29,7 +29,6 @@ import (
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/float16"
 	flatbuffers "github.com/google/flatbuffers/go"
 )
 
@@ -50,7 +49,6 @@ const (
 	ipcContinuation       = 0xFFFFFFFF
 	ipcAlign              = 8
 	fbDateUnitDefault     = 1 // MILLISECOND is the flatbuffer default of Date.unit
-	fbPrecisionHalf       = 0
 	fbPrecisionSingle     = 1
 	fbPrecisionDouble     = 2
 	fastBoundKindFixed    = 1
@@ -101,9 +99,6 @@ func fixedBits(id arrow.Type, v any) (uint64, bool) {
 	case arrow.UINT16:
 		x, ok := v.(uint16)
 		return uint64(x), ok
-	case arrow.FLOAT16:
-		x, ok := v.(float16.Num)
-		return uint64(x.Uint16()), ok
 	case arrow.INT32:
 		x, ok := v.(int32)
 		return uint64(uint32(x)), ok
@@ -323,8 +318,6 @@ func fbValueType(b *flatbuffers.Builder, dt arrow.DataType) (byte, flatbuffers.U
 		return intType(32, false)
 	case *arrow.Uint64Type:
 		return intType(64, false)
-	case *arrow.Float16Type:
-		return floatType(fbPrecisionHalf)
 	case *arrow.Float32Type:
 		return floatType(fbPrecisionSingle)
 	case *arrow.Float64Type:
