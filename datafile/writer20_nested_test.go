@@ -65,7 +65,9 @@ func TestSpec47_RewritesLance12StorageV20FileByteForByte(t *testing.T) {
 
 // nested20Schema has every type the 2.0 writer gained in session 22.
 func nested20Schema() *arrow.Schema {
-	f := func(name string, dt arrow.DataType) arrow.Field { return arrow.Field{Name: name, Type: dt, Nullable: true} }
+	f := func(name string, dt arrow.DataType) arrow.Field {
+		return arrow.Field{Name: name, Type: dt, Nullable: true}
+	}
 	return arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		f("fsb", &arrow.FixedSizeBinaryType{ByteWidth: 3}),
