@@ -289,8 +289,11 @@ func TestSpec47_Refusals20(t *testing.T) {
 		if !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), `"c"`) {
 			t.Errorf("%s: %v, want ErrInvalidSchema naming the field", dt, err)
 		}
-		if _, err := NewWriter(&bytes.Buffer{}, sch, WriterOptions{Version: V2_2}); err != nil {
-			t.Errorf("%s refused in 2.2 too: %v", dt, err)
+		// A map is stored in 2.2; these dictionaries fail in Lance 12's
+		// 2.2 writer as well, and are refused in 2.2 too.
+		_, err22 := NewWriter(&bytes.Buffer{}, sch, WriterOptions{Version: V2_2})
+		if _, isMap := dt.(*arrow.MapType); isMap != (err22 == nil) {
+			t.Errorf("%s in 2.2: %v", dt, err22)
 		}
 	}
 	st := arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true})

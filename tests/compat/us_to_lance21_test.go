@@ -59,6 +59,9 @@ func schema21(version string) *arrow.Schema {
 		f("dec", &arrow.Decimal128Type{Precision: 38, Scale: 10}),
 		f("dec256", &arrow.Decimal256Type{Precision: 76, Scale: 20}),
 		f("dict", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}),
+		// fixed-width dictionaries (issue 12, session 22 item 2)
+		f("di64", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.PrimitiveTypes.Int64}),
+		f("df64", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.PrimitiveTypes.Float64}),
 		f("li", arrow.ListOf(arrow.PrimitiveTypes.Int32)),
 		f("lls", arrow.LargeListOf(arrow.BinaryTypes.String)),
 		f("fsl", arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32)),
