@@ -528,6 +528,11 @@ func (w *Writer) writePage21(l *leaf21, e0, e1, s0, s1, rows int) error {
 			}
 		}
 		layout.Layout = &pb21.PageLayout_ConstantLayout{ConstantLayout: cl}
+	} else if l.wantsFullZip(s0, s1) {
+		var err error
+		if bufs, layout, err = w.fullZip21(l, e0, e1, s0, s1, rows, layers, rep, defOf); err != nil {
+			return err
+		}
 	} else {
 		var err error
 		bufs, layout, err = w.miniBlock21(l, e0, e1, s0, s1, rows, layers, rep, maxDef > 0, defs)
