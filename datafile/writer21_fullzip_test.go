@@ -11,7 +11,26 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lancekeeper/lancekeeper/datafile/internal/pb21"
+	"github.com/lancekeeper/lancekeeper/seedio"
 )
+
+// requireSoundSeeds: seeds verify proves every seed of f sound (at least
+// want of them).
+func requireSoundSeeds(t *testing.T, f *File, want int) {
+	t.Helper()
+	vs, err := f.VerifySeeds(context.Background(), VerifyOptions{TableFlagged: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) < want {
+		t.Fatalf("%d seeds verified, want %d", len(vs), want)
+	}
+	for _, v := range vs {
+		if v.Status != SeedSound {
+			t.Errorf("seed of %s: %+v", v.Column, v)
+		}
+	}
+}
 
 // wideRecord has columns of wide values: utf8 of 250 B – 40 KiB (nulls),
 // large_binary, list<binary> of wide items (null and empty lists, null
@@ -86,7 +105,9 @@ func TestSpec21_5_FullZipPagesForWideValues(t *testing.T) {
 	defer rec.Release()
 	for _, v := range []FileVersion{V2_1, V2_2} {
 		t.Run(v.String(), func(t *testing.T) {
-			f, _ := write21(t, rec, WriterOptions{Version: v, PageSize: 64 << 10})
+			f, _ := write21(t, rec, WriterOptions{Version: v, PageSize: 64 << 10, SeedAllColumns: true,
+				Seed: seedio.CollectorOptions{RowsPerZone: 64}})
+			requireSoundSeeds(t, f, 7)
 			for ci := range f.NumColumns() {
 				for pi, p := range f.Column(ci).Pages {
 					var pl pb21.PageLayout
