@@ -833,7 +833,7 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [][][]byte, *pb21.CompressiveEncoding, *dict21, error) {
 	// An Arrow dictionary column needs dictionary pages even without
 	// compression (Lance 12 reads it from nothing else).
-	if l.nlists > 0 || (w.noCompression && !l.dict) || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
+	if (l.nlists > 0 && !l.dict) || (w.noCompression && !l.dict) || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
 		return nil, nil, nil, nil, nil
 	}
 	n := s1 - s0
@@ -873,6 +873,11 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		b = codec.Block{Kind: codec.Variable, Num: uint64(n), OffsetBits: ob, Offsets: offs, Data: l.data[start:end]}
 	}
 	eo := codec.EncodeOptions{Minor: int(w.version.Minor())}
+	if l.nlists > 0 {
+		// A dictionary under a list: the page is one chunk of flat indices
+		// (writer21_dict.go, oneListChunk).
+		eo.NoBitpacking, eo.NoRLE, eo.NoFSST = true, true, true
+	}
 	enc, cs, err := codec.EncodeMiniBlock(b, eo)
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
@@ -893,6 +898,16 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
 		}
 		dict, enc, cs = d, denc, dcs
+	}
+	if l.nlists > 0 {
+		if dict == nil {
+			return nil, nil, nil, nil, fmt.Errorf("datafile: column %q: no dictionary page under a list", l.name)
+		}
+		c, err := oneListChunk(cs, n)
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+		}
+		return []chunk21{{e0, e1, s0, s1}}, [][][]byte{c.Buffers}, flat21(uint64(l.dictKey)), dict, nil
 	}
 	chunks := make([]chunk21, len(cs))
 	vals := make([][][]byte, len(cs))

@@ -140,3 +140,24 @@ func mayHoldNulls(a arrow.Array) bool {
 	d, ok := a.(*array.Dictionary)
 	return ok && d.Dictionary().NullN() > 0
 }
+
+// oneListChunk joins the flat index chunks of a dictionary page into the
+// single chunk a page with lists has (rows never span chunks, spec 2.1 W9).
+// The chunks were encoded without bit-packing or RLE, so each one's buffer
+// is its raw indices.
+func oneListChunk(cs []codec.Chunk, n int) (codec.Chunk, error) {
+	var out codec.Chunk
+	var b []byte
+	for _, c := range cs {
+		if len(c.Buffers) != 1 {
+			return out, fmt.Errorf("dictionary index chunk of %d buffers", len(c.Buffers))
+		}
+		b = append(b, c.Buffers[0]...)
+		out.N += c.N
+	}
+	if out.N != uint64(n) {
+		return out, fmt.Errorf("dictionary index chunks hold %d of %d values", out.N, n)
+	}
+	out.Buffers = [][]byte{b}
+	return out, nil
+}

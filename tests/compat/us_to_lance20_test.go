@@ -41,8 +41,7 @@ func schema20() *arrow.Schema {
 		fields = append(fields, fl)
 	}
 	return arrow.NewSchema(append(fields,
-		f("di64", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.PrimitiveTypes.Int64}),
-		f("df64", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.PrimitiveTypes.Float64}),
+		// (schema21 brings the utf8, int64 and float64 dictionaries)
 		f("fsb20", &arrow.FixedSizeBinaryType{ByteWidth: 20}),
 		f("nul", arrow.Null),
 		f("lli", arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Int64))),

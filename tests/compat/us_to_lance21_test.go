@@ -62,6 +62,8 @@ func schema21(version string) *arrow.Schema {
 		// fixed-width dictionaries (issue 12, session 22 item 2)
 		f("di64", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.PrimitiveTypes.Int64}),
 		f("df64", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.PrimitiveTypes.Float64}),
+		f("lds", arrow.ListOf(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String})),
+		f("ldi", arrow.ListOf(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.PrimitiveTypes.Int64})),
 		f("li", arrow.ListOf(arrow.PrimitiveTypes.Int32)),
 		f("lls", arrow.LargeListOf(arrow.BinaryTypes.String)),
 		f("fsl", arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32)),
