@@ -161,7 +161,7 @@ func binaryBounds(d arrow.ArrayData, off int) (int, int) {
 // row, 0 continues the innermost list).
 func (l *leaf21) walk(a arrow.Array, i, d int, rep uint16, klist int) {
 	L := len(l.path) - 1 - d
-	if a.IsNull(i) {
+	if logicalNull(a, i) {
 		code := uint16(2*L + 1)
 		l.entry(rep, code)
 		if l.visible(code) {
@@ -213,9 +213,9 @@ func (l *leaf21) shred(a arrow.Array) {
 	arr := a
 	for d := range l.path {
 		L := len(l.path) - 1 - d
-		if arr.NullN() > 0 {
+		if mayHoldNulls(arr) {
 			for i := range n {
-				if codes[i] == 0 && arr.IsNull(i) {
+				if codes[i] == 0 && logicalNull(arr, i) {
 					codes[i] = uint16(2*L + 1)
 					l.anyCode = true
 				}
@@ -528,6 +528,11 @@ func (w *Writer) writePage21(l *leaf21, e0, e1, s0, s1, rows int) error {
 			}
 		}
 		layout.Layout = &pb21.PageLayout_ConstantLayout{ConstantLayout: cl}
+	} else if l.wantsFullZip(s0, s1) {
+		var err error
+		if bufs, layout, err = w.fullZip21(l, e0, e1, s0, s1, rows, layers, rep, defOf); err != nil {
+			return err
+		}
 	} else {
 		var err error
 		bufs, layout, err = w.miniBlock21(l, e0, e1, s0, s1, rows, layers, rep, maxDef > 0, defs)
@@ -826,7 +831,9 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 // the page's values keep the plain forms (fixed_size_list, null, lists,
 // or compression disabled).
 func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [][][]byte, *pb21.CompressiveEncoding, *dict21, error) {
-	if l.nlists > 0 || w.noCompression || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
+	// An Arrow dictionary column needs dictionary pages even without
+	// compression (Lance 12 reads it from nothing else).
+	if (l.nlists > 0 && !l.dict) || (w.noCompression && !l.dict) || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
 		return nil, nil, nil, nil, nil
 	}
 	n := s1 - s0
@@ -866,6 +873,11 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		b = codec.Block{Kind: codec.Variable, Num: uint64(n), OffsetBits: ob, Offsets: offs, Data: l.data[start:end]}
 	}
 	eo := codec.EncodeOptions{Minor: int(w.version.Minor())}
+	if l.nlists > 0 {
+		// A dictionary under a list: the page is one chunk of flat indices
+		// (writer21_dict.go, oneListChunk).
+		eo.NoBitpacking, eo.NoRLE, eo.NoFSST = true, true, true
+	}
 	enc, cs, err := codec.EncodeMiniBlock(b, eo)
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
@@ -879,6 +891,23 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		if d, denc, dcs := l.dictionary21(b, eo); d != nil && (l.dict || d.size(dcs) < size) {
 			dict, enc, cs = d, denc, dcs
 		}
+	} else if l.dict {
+		// An Arrow dictionary of fixed-width values (writer21_dict.go).
+		d, denc, dcs, err := dictionaryFixed21(b, l.dictKey, eo)
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+		}
+		dict, enc, cs = d, denc, dcs
+	}
+	if l.nlists > 0 {
+		if dict == nil {
+			return nil, nil, nil, nil, fmt.Errorf("datafile: column %q: no dictionary page under a list", l.name)
+		}
+		c, err := oneListChunk(cs, n)
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+		}
+		return []chunk21{{e0, e1, s0, s1}}, [][][]byte{c.Buffers}, flat21(uint64(l.dictKey)), dict, nil
 	}
 	chunks := make([]chunk21, len(cs))
 	vals := make([][][]byte, len(cs))
@@ -957,7 +986,15 @@ func (l *leaf21) dictionary21(b codec.Block, eo codec.EncodeOptions) (*dict21, *
 	if err != nil {
 		return nil, nil, nil
 	}
-	ienc, cs, err := codec.EncodeMiniBlock(codec.Block{Kind: codec.Fixed, Num: uint64(n), Bits: 32, Data: idx}, eo)
+	ib := 32
+	if l.dict {
+		// An Arrow dictionary's indices have its key type's width.
+		if idx, err = narrowIndices(idx, len(ids), l.dictKey); err != nil {
+			return nil, nil, nil
+		}
+		ib = l.dictKey
+	}
+	ienc, cs, err := codec.EncodeMiniBlock(codec.Block{Kind: codec.Fixed, Num: uint64(n), Bits: uint64(ib), Data: idx}, eo)
 	if err != nil {
 		return nil, nil, nil
 	}
