@@ -295,41 +295,63 @@ func allZero(s []uint16) bool {
 	return true
 }
 
-// write21 shreds rec into the leaf columns and flushes full pages.
-func (w *Writer) write21(rec arrow.RecordBatch) error {
+// shredLeaf shreds the column of rec that l stores, in steps of at most
+// shredRows rows, encoding a page whenever the pending values reach the
+// page size. It returns the pages encoded after each step (nil for a step
+// that completed none): the file writer writes them in (step, leaf) order,
+// so the bytes do not depend on which leaf finished first. It touches only
+// l's pending state, so the leaves of one record shred concurrently.
+func (w *Writer) shredLeaf(l *leaf21, rec arrow.RecordBatch) ([][]encodedPage, error) {
 	n := int(rec.NumRows())
 	// Small pages (tests, tiny PageSize) need small steps to be cut near
 	// their size; the default 8 MiB pages take 64 Ki rows at a time.
 	step := min(shredRows, max(64, w.pageSize/16))
+	var steps [][]encodedPage
 	for start := 0; start < n; start += step {
 		end := min(n, start+step)
-		for _, l := range w.leaves {
-			a := rec.Column(l.top)
-			if start != 0 || end != n {
-				a = array.NewSlice(a, int64(start), int64(end))
-			}
-			l.shred(a)
-			if a != rec.Column(l.top) {
-				a.Release()
-			}
-			if l.valueBytes() >= w.pageSize {
-				if err := w.flushLeaf(l); err != nil {
-					return err
-				}
+		a := rec.Column(l.top)
+		if start != 0 || end != n {
+			a = array.NewSlice(a, int64(start), int64(end))
+		}
+		l.shred(a)
+		if a != rec.Column(l.top) {
+			a.Release()
+		}
+		var pages []encodedPage
+		if l.valueBytes() >= w.pageSize {
+			var err error
+			if pages, err = w.flushLeaf(l); err != nil {
+				return nil, err
 			}
 		}
+		steps = append(steps, pages)
 	}
-	return nil
+	return steps, nil
 }
 
-// flushLeaf writes every pending row of l as one or more pages.
-func (w *Writer) flushLeaf(l *leaf21) error {
+// shredSteps is the number of steps shredLeaf takes for n rows.
+func (w *Writer) shredSteps(n int) int {
+	step := min(shredRows, max(64, w.pageSize/16))
+	return (n + step - 1) / step
+}
+
+// flushLeaf encodes every pending row of l as one or more pages.
+func (w *Writer) flushLeaf(l *leaf21) ([]encodedPage, error) {
 	if len(l.code) == 0 {
+		return nil, nil
+	}
+	var pages []encodedPage
+	add := func(e0, e1, s0, s1, rows int) error {
+		p, err := w.encodePage21(l, e0, e1, s0, s1, rows)
+		if err != nil {
+			return err
+		}
+		pages = append(pages, p)
 		return nil
 	}
 	if l.nlists == 0 {
-		if err := w.writePage21(l, 0, len(l.code), 0, l.slots, len(l.code)); err != nil {
-			return err
+		if err := add(0, len(l.code), 0, l.slots, len(l.code)); err != nil {
+			return nil, err
 		}
 	} else {
 		budget := listChunkBudget22
@@ -353,25 +375,25 @@ func (w *Writer) flushLeaf(l *leaf21) error {
 				}
 			}
 			if r > r0 && (rEnd-e0 > maxChunkLevels || l.slotBytes(s0, slots+rowSlots)+4*(rEnd-e0) > budget) {
-				if err := w.writePage21(l, e0, e, s0, slots, r-r0); err != nil {
-					return err
+				if err := add(e0, e, s0, slots, r-r0); err != nil {
+					return nil, err
 				}
 				e0, s0, r0 = e, slots, r
 			}
 			if rEnd-e0 > maxChunkLevels {
-				return fmt.Errorf("%w: column %q: a row has %d list levels; a page chunk holds at most %d", ErrInvalidData, l.name, rEnd-e0, maxChunkLevels)
+				return nil, fmt.Errorf("%w: column %q: a row has %d list levels; a page chunk holds at most %d", ErrInvalidData, l.name, rEnd-e0, maxChunkLevels)
 			}
 			e, slots, r = rEnd, slots+rowSlots, r+1
 		}
-		if err := w.writePage21(l, e0, e, s0, slots, r-r0); err != nil {
-			return err
+		if err := add(e0, e, s0, slots, r-r0); err != nil {
+			return nil, err
 		}
 	}
 	l.rep, l.code, l.rowStart = l.rep[:0], l.code[:0], l.rowStart[:0]
 	l.anyCode, l.inulls = false, false
 	l.slots = 0
 	l.vals, l.ivalid, l.ends, l.data = l.vals[:0], l.ivalid[:0], l.ends[:0], l.data[:0]
-	return nil
+	return pages, nil
 }
 
 // slotBytes is the size of the values of slots [s0, s1).
@@ -471,10 +493,11 @@ func u16s(dst []byte, vs []uint16) []byte {
 	return dst
 }
 
-// writePage21 writes entries [e0, e1) with slots [s0, s1) (rows rows) of l
-// as one page: all-null / constant layout when no value is valid, else a
-// mini-block page (spec 2.1 §8.1).
-func (w *Writer) writePage21(l *leaf21, e0, e1, s0, s1, rows int) error {
+// encodePage21 encodes entries [e0, e1) with slots [s0, s1) (rows rows) of
+// l as one page: all-null / constant layout when no value is valid, else a
+// mini-block page (spec 2.1 §8.1). The page's buffers are its own (never
+// slices of l's pending state), so it may be written after l moves on.
+func (w *Writer) encodePage21(l *leaf21, e0, e1, s0, s1, rows int) (encodedPage, error) {
 	codes := l.code[e0:e1]
 	layers, defOf, maxDef := l.layers21(codes)
 	var rep []uint16
@@ -532,25 +555,16 @@ func (w *Writer) writePage21(l *leaf21, e0, e1, s0, s1, rows int) error {
 		var err error
 		bufs, layout, err = w.miniBlock21(l, e0, e1, s0, s1, rows, layers, rep, maxDef > 0, defs)
 		if err != nil {
-			return err
+			return encodedPage{}, err
 		}
 	}
 	enc, err := proto.MarshalOptions{Deterministic: true}.Marshal(layout)
 	if err != nil {
-		return fmt.Errorf("datafile: encode page layout: %w", err)
+		return encodedPage{}, fmt.Errorf("datafile: encode page layout: %w", err)
 	}
-	p := Page{Length: uint64(rows), Priority: l.rows}
-	for _, b := range bufs {
-		r, err := w.writeBuffer(b)
-		if err != nil {
-			return err
-		}
-		p.Buffers = append(p.Buffers, r)
-	}
-	l.pages = append(l.pages, p)
-	l.encs = append(l.encs, enc)
+	p := encodedPage{bufs: bufs, enc: enc, rows: uint64(rows), priority: l.rows}
 	l.rows += uint64(rows)
-	return nil
+	return p, nil
 }
 
 // chunk21 is one mini-block chunk: entries [e0,e1), slots [s0,s1).
