@@ -262,6 +262,9 @@ func settleArrays(a arrow.Array, depth int) {
 	if depth == 0 {
 		settleNullCounts(a.Data(), 0)
 	}
+	// Arrays built over slices of the data (a struct's fields at an
+	// offset) have their own ArrayData.
+	a.NullN()
 	switch t := a.(type) {
 	case *array.Dictionary:
 		settleArrays(t.Dictionary(), depth+1)
