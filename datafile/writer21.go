@@ -208,8 +208,10 @@ func (l *leaf21) shred(a arrow.Array) {
 	// No lists: one entry and one slot per row. Absent codes from the
 	// outermost null layer in.
 	base := len(l.code)
-	l.code = append(l.code, make([]uint16, n)...)
+	l.code = reserve(l.code, n)
+	l.code = l.code[:base+n]
 	codes := l.code[base:]
+	clear(codes)
 	arr := a
 	for d := range l.path {
 		L := len(l.path) - 1 - d
@@ -248,33 +250,8 @@ func (l *leaf21) shred(a arrow.Array) {
 		}
 		l.slots += n
 		return
-	case l.kind == lkVar21 && !clean:
-		// Valid rows' bytes only; null rows get empty slots.
-		off := data.Offset()
-		l.ends = reserve(l.ends, n)
-		src := data.Buffers()[2].Bytes()
-		for i, c := range codes {
-			if c == 0 {
-				s, e := binaryBounds(data, off+i)
-				l.data = append(l.data, src[s:e]...)
-			}
-			l.ends = append(l.ends, uint64(len(l.data)))
-		}
-		l.slots += n
-		return
-	case l.kind == lkVar21 && clean:
-		off := data.Offset()
-		s, _ := binaryBounds(data, off)
-		_, e := binaryBounds(data, off+n-1)
-		base := uint64(len(l.data)) - uint64(s)
-		l.data = reserve(l.data, e-s)
-		l.data = append(l.data, data.Buffers()[2].Bytes()[s:e]...)
-		l.ends = reserve(l.ends, n)
-		for i := range n {
-			_, ei := binaryBounds(data, off+i)
-			l.ends = append(l.ends, base+uint64(ei))
-		}
-		l.slots += n
+	case l.kind == lkVar21:
+		l.shredVar(data, codes, clean)
 		return
 	}
 	for i, c := range codes {
@@ -284,6 +261,86 @@ func (l *leaf21) shred(a arrow.Array) {
 			l.appendValue(arr, i)
 		}
 	}
+}
+
+// shredVar appends the n = len(codes) string/binary values of data as
+// slots: null slots (code != 0) get no bytes. The bytes are copied in one
+// piece when the null slots are empty in Arrow already (as its builders
+// make them), else run by run of valid values.
+func (l *leaf21) shredVar(data arrow.ArrayData, codes []uint16, clean bool) {
+	n := len(codes)
+	off := data.Offset()
+	var src []byte
+	if b := data.Buffers()[2]; b != nil {
+		src = b.Bytes()
+	}
+	var o32 []int32
+	var o64 []int64
+	if ob := data.Buffers()[1]; ob != nil {
+		if data.DataType().ID() == arrow.LARGE_STRING || data.DataType().ID() == arrow.LARGE_BINARY {
+			o64 = arrow.Int64Traits.CastFromBytes(ob.Bytes())[off : off+n+1]
+		} else {
+			o32 = arrow.Int32Traits.CastFromBytes(ob.Bytes())[off : off+n+1]
+		}
+	}
+	bound := func(i int) int { // offset of value i of the batch
+		if o64 != nil {
+			return int(o64[i])
+		}
+		if o32 != nil {
+			return int(o32[i])
+		}
+		return 0
+	}
+	bulk := true
+	if !clean {
+		for i, c := range codes {
+			if c != 0 && bound(i) != bound(i+1) {
+				bulk = false
+				break
+			}
+		}
+	}
+	l.ends = reserve(l.ends, n)
+	if bulk {
+		s, e := bound(0), bound(n)
+		base := uint64(len(l.data)) - uint64(s)
+		l.data = reserve(l.data, e-s)
+		l.data = append(l.data, src[s:e]...)
+		if o32 != nil {
+			for _, o := range o32[1:] {
+				l.ends = append(l.ends, base+uint64(o))
+			}
+		} else {
+			for i := 1; i <= n; i++ {
+				l.ends = append(l.ends, base+uint64(bound(i)))
+			}
+		}
+		l.slots += n
+		return
+	}
+	run := -1 // first value of the current run of valid values
+	for i := 0; i <= n; i++ {
+		if i < n && codes[i] == 0 {
+			if run < 0 {
+				run = i
+			}
+			continue
+		}
+		if run >= 0 {
+			s := bound(run)
+			base := uint64(len(l.data)) - uint64(s)
+			l.data = append(l.data, src[s:bound(i)]...)
+			for k := run + 1; k <= i; k++ {
+				l.ends = append(l.ends, base+uint64(bound(k)))
+			}
+			run = -1
+		}
+		if i < n {
+			l.ends = append(l.ends, uint64(len(l.data)))
+		}
+	}
+	l.slots += n
 }
 
 func allZero(s []uint16) bool {
@@ -721,7 +778,28 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 	}
 	repEnc, repBufs := w.compressLevels(repBufs)
 	defEnc, defBufs := w.compressLevels(defBufs)
-	var words, data, repIdx []byte
+	// Presize the page's data: headers, levels, values, 8-byte padding.
+	est := 0
+	for ci := range chunks {
+		est += 8 + 4*4 + 3*8
+		if rep != nil {
+			est += len(repBufs[ci])
+		}
+		if hasDef {
+			est += len(defBufs[ci])
+		}
+		if chunkVals != nil {
+			for _, b := range chunkVals[ci] {
+				est += len(b) + 8
+			}
+		}
+	}
+	if chunkVals == nil {
+		est += l.slotBytes(s0, s1) + 16*len(chunks)
+	}
+	var repIdx []byte
+	data := make([]byte, 0, est)
+	words := make([]byte, 0, 4*len(chunks))
 	for ci, c := range chunks {
 		var vb [][]byte
 		if chunkVals != nil {
@@ -880,18 +958,35 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		b = codec.Block{Kind: codec.Variable, Num: uint64(n), OffsetBits: ob, Offsets: offs, Data: l.data[start:end]}
 	}
 	eo := codec.EncodeOptions{Minor: int(w.version.Minor())}
-	enc, cs, err := codec.EncodeMiniBlock(b, eo)
-	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
-	}
 	var dict *dict21
+	var enc *pb21.CompressiveEncoding
+	var cs []codec.Chunk
 	if l.kind == lkVar21 {
-		size := 0
-		for _, c := range cs {
-			size += len(c.Buffers[0])
-		}
-		if d, denc, dcs := l.dictionary21(b, eo); d != nil && (l.dict || d.size(dcs) < size) {
+		// A dictionary page when it is smaller than the variable or FSST
+		// form (or the column is an Arrow dictionary). Those forms store
+		// at least 4 offset bytes per value and, FSST codes expanding to
+		// at most 8 bytes, an eighth of the value bytes: a dictionary page
+		// below that bound wins without encoding them.
+		d, denc, dcs := l.dictionary21(b, eo)
+		if d != nil && (l.dict || d.size(dcs) < 4*n+len(b.Data)/8) {
 			dict, enc, cs = d, denc, dcs
+		} else {
+			var err error
+			if enc, cs, err = codec.EncodeMiniBlock(b, eo); err != nil {
+				return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+			}
+			size := 0
+			for _, c := range cs {
+				size += len(c.Buffers[0])
+			}
+			if d != nil && d.size(dcs) < size {
+				dict, enc, cs = d, denc, dcs
+			}
+		}
+	} else {
+		var err error
+		if enc, cs, err = codec.EncodeMiniBlock(b, eo); err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
 		}
 	}
 	chunks := make([]chunk21, len(cs))

@@ -96,11 +96,16 @@ func packedSize[T word](vals []T) uint64 {
 	return size
 }
 
-func bitpackChunks[T word](data []byte, n int) (*pb21.CompressiveEncoding, []Chunk, uint64) {
+// bitpackChunks bit-packs n values of T when their packed size is at most
+// limit bytes; otherwise (nothing packed) it returns a nil encoding.
+func bitpackChunks[T word](data []byte, n int, limit uint64) (*pb21.CompressiveEncoding, []Chunk, uint64) {
 	vals := fromBytes[T](data, n)[:n]
 	tb := uint64(bitsOf[T]())
 	size := packedSize(vals)
-	var chunks []Chunk
+	if size > limit {
+		return nil, nil, size
+	}
+	chunks := make([]Chunk, 0, (n+1023)/1024)
 	for i := 0; i < n; i += 1024 {
 		j := min(i+1024, n)
 		w := uint64(maxWidth(vals[i:j]))
@@ -156,18 +161,19 @@ func encodeFixed(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, []Chun
 		var enc *pb21.CompressiveEncoding
 		var chunks []Chunk
 		var psize uint64
+		// Bit-pack only when it saves at least 1/8 of the flat size.
+		limit := size - size/8
 		switch b.Bits {
 		case 8:
-			enc, chunks, psize = bitpackChunks[uint8](b.Data, n)
+			enc, chunks, psize = bitpackChunks[uint8](b.Data, n, limit)
 		case 16:
-			enc, chunks, psize = bitpackChunks[uint16](b.Data, n)
+			enc, chunks, psize = bitpackChunks[uint16](b.Data, n, limit)
 		case 32:
-			enc, chunks, psize = bitpackChunks[uint32](b.Data, n)
+			enc, chunks, psize = bitpackChunks[uint32](b.Data, n, limit)
 		case 64:
-			enc, chunks, psize = bitpackChunks[uint64](b.Data, n)
+			enc, chunks, psize = bitpackChunks[uint64](b.Data, n, limit)
 		}
-		// Bit-pack only when it saves at least 1/8 of the flat size.
-		if enc != nil && psize <= size-size/8 {
+		if enc != nil && psize <= limit {
 			return enc, chunks, nil
 		}
 	}
