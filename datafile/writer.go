@@ -931,6 +931,9 @@ func (w *Writer) Close() (*WriteResult, error) {
 		for _, c := range w.columns {
 			c.release()
 		}
+		for _, l := range w.leaves {
+			l.releaseHeld()
+		}
 	}()
 	if w.stickErr != nil {
 		_ = w.drain()

@@ -236,18 +236,13 @@ func (l *leaf21) shred(a arrow.Array) {
 		l.slots += n
 		return
 	case l.kind == lkFixed21:
+		// Referenced, copied by gather (null slots zeroed there).
 		bw := l.width / 8
 		off := data.Offset()
-		at := len(l.vals)
-		l.vals = reserve(l.vals, n*bw)
-		l.vals = append(l.vals, data.Buffers()[1].Bytes()[off*bw:(off+n)*bw]...)
-		if !clean {
-			for i, c := range codes {
-				if c != 0 {
-					clear(l.vals[at+i*bw : at+(i+1)*bw])
-				}
-			}
-		}
+		data.Retain()
+		l.held = append(l.held, data)
+		l.segs = append(l.segs, data.Buffers()[1].Bytes()[off*bw:(off+n)*bw])
+		l.segBytes += n * bw
 		l.slots += n
 		return
 	case l.kind == lkVar21:
@@ -301,12 +296,23 @@ func (l *leaf21) shredVar(data arrow.ArrayData, codes []uint16, clean bool) {
 			}
 		}
 	}
+	// The bytes are referenced (segs) and copied by gather; dataLen is the
+	// length l.data will have then.
+	dataLen := len(l.data) + l.segBytes
+	ref := func(s, e int) {
+		if e > s {
+			l.segs = append(l.segs, src[s:e])
+			l.segBytes += e - s
+			dataLen += e - s
+		}
+	}
+	data.Retain()
+	l.held = append(l.held, data)
 	l.ends = reserve(l.ends, n)
 	if bulk {
 		s, e := bound(0), bound(n)
-		base := uint64(len(l.data)) - uint64(s)
-		l.data = reserve(l.data, e-s)
-		l.data = append(l.data, src[s:e]...)
+		base := uint64(dataLen) - uint64(s)
+		ref(s, e)
 		if o32 != nil {
 			for _, o := range o32[1:] {
 				l.ends = append(l.ends, base+uint64(o))
@@ -329,18 +335,61 @@ func (l *leaf21) shredVar(data arrow.ArrayData, codes []uint16, clean bool) {
 		}
 		if run >= 0 {
 			s := bound(run)
-			base := uint64(len(l.data)) - uint64(s)
-			l.data = append(l.data, src[s:bound(i)]...)
+			base := uint64(dataLen) - uint64(s)
+			ref(s, bound(i))
 			for k := run + 1; k <= i; k++ {
 				l.ends = append(l.ends, base+uint64(bound(k)))
 			}
 			run = -1
 		}
 		if i < n {
-			l.ends = append(l.ends, uint64(len(l.data)))
+			l.ends = append(l.ends, uint64(dataLen))
 		}
 	}
 	l.slots += n
+}
+
+// gather copies the pending referenced values into vals (fixed width,
+// zeroing null slots: spec 2.1 §8.1) or data (strings), and releases the
+// arrays. Leaves with segments have one slot per entry (no lists).
+func (l *leaf21) gather() {
+	if len(l.segs) == 0 {
+		l.releaseHeld()
+		return
+	}
+	dst := &l.vals
+	if l.kind == lkVar21 {
+		dst = &l.data
+	}
+	at := len(*dst)
+	if need := at + l.segBytes; cap(*dst) < need {
+		nv := make([]byte, at, need)
+		copy(nv, *dst)
+		*dst = nv
+	}
+	for _, s := range l.segs {
+		*dst = append(*dst, s...)
+	}
+	if l.kind == lkFixed21 && l.anyCode {
+		bw := l.width / 8
+		for i, c := range l.code {
+			if c != 0 {
+				clear(l.vals[i*bw : (i+1)*bw])
+			}
+		}
+	}
+	clear(l.segs)
+	l.segs, l.segBytes = l.segs[:0], 0
+	l.releaseHeld()
+}
+
+// releaseHeld releases the caller's arrays the leaf references.
+func (l *leaf21) releaseHeld() {
+	for _, d := range l.held {
+		d.Release()
+	}
+	clear(l.held)
+	l.held = l.held[:0]
 }
 
 func allZero(s []uint16) bool {
@@ -397,6 +446,7 @@ func (w *Writer) flushLeaf(l *leaf21) ([]encodedPage, error) {
 	if len(l.code) == 0 {
 		return nil, nil
 	}
+	l.gather()
 	var pages []encodedPage
 	add := func(e0, e1, s0, s1, rows int) error {
 		p, err := w.encodePage21(l, e0, e1, s0, s1, rows)
