@@ -84,6 +84,17 @@ func AppendBitpacked(dst []byte, t uint64, vals []byte, n int) []byte {
 	}
 }
 
+// pageWords returns the n little-endian words of T at the start of data:
+// the bytes themselves when the host is little-endian and data is aligned
+// for T (no copy of the page), else a decoded copy.
+func pageWords[T word](data []byte, n int) []T {
+	tb := int(bitsOf[T]() / 8)
+	if n > 0 && len(data) >= n*tb && littleEndianHost() && uintptr(unsafe.Pointer(&data[0]))%uintptr(tb) == 0 {
+		return unsafe.Slice((*T)(unsafe.Pointer(&data[0])), n)
+	}
+	return fromBytes[T](data, n)[:n]
+}
+
 // packedSize is the size of the inline-bitpacked form of the values, chunk
 // by chunk (1024 each).
 func packedSize[T word](vals []T) uint64 {
@@ -99,7 +110,7 @@ func packedSize[T word](vals []T) uint64 {
 // bitpackChunks bit-packs n values of T when their packed size is at most
 // limit bytes; otherwise (nothing packed) it returns a nil encoding.
 func bitpackChunks[T word](data []byte, n int, limit uint64) (*pb21.CompressiveEncoding, []Chunk, uint64) {
-	vals := fromBytes[T](data, n)[:n]
+	vals := pageWords[T](data, n)
 	tb := uint64(bitsOf[T]())
 	size := packedSize(vals)
 	if size > limit {
