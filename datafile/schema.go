@@ -233,6 +233,11 @@ func encodeField(f *Field) []byte {
 		b = pbAppendVarintField(b, 6, 1)
 	}
 	b = pbAppendVarintFieldNZ(b, 7, uint64(int64(f.Encoding)))
+	if f.Encoding == fieldEncodingDictionary {
+		// Lance 12 writes an empty (deprecated) Dictionary message for
+		// dictionary fields, in 2.0 and 2.1+ files alike.
+		b = pbAppendBytesField(b, 8, nil)
+	}
 	if f.ExtensionName != "" {
 		b = pbAppendStringField(b, 9, f.ExtensionName)
 	}

@@ -407,6 +407,12 @@ func (s *valueSink) arrayData(dt arrow.DataType, valid []byte, nulls int, mem me
 func dictEncode(t *arrow.DictionaryType, vd arrow.ArrayData, mem memory.Allocator) (arrow.ArrayData, error) {
 	vals := array.MakeFromData(vd)
 	defer vals.Release()
+	if bv, ok := vals.(*array.Boolean); ok {
+		return dictEncodeBool(t, bv)
+	}
+	if _, ok := t.IndexType.(arrow.FixedWidthDataType); !ok || !arrow.IsInteger(t.IndexType.ID()) {
+		return nil, fmt.Errorf("datafile: dictionary with %s keys: %w", t.IndexType, ErrUnsupported)
+	}
 	b := array.NewDictionaryBuilder(mem, t)
 	defer b.Release()
 	if err := b.AppendArray(vals); err != nil {
@@ -417,4 +423,34 @@ func dictEncode(t *arrow.DictionaryType, vd arrow.ArrayData, mem memory.Allocato
 	d := a.Data()
 	d.Retain()
 	return d, nil
+}
+
+// dictEncodeBool builds a dictionary of booleans (arrow-go has no builder for
+// it): the dictionary [false, true], each row's key its value.
+func dictEncodeBool(t *arrow.DictionaryType, bv *array.Boolean) (arrow.ArrayData, error) {
+	kt, ok := t.IndexType.(arrow.FixedWidthDataType)
+	if !ok || !arrow.IsInteger(t.IndexType.ID()) {
+		return nil, fmt.Errorf("datafile: dictionary with %s keys: %w", t.IndexType, ErrUnsupported)
+	}
+	kw := kt.BitWidth() / 8
+	n := bv.Len()
+	keys := make([]byte, n*kw)
+	for i := 0; i < n; i++ {
+		if bv.IsValid(i) && bv.Value(i) {
+			keys[i*kw] = 1
+		}
+	}
+	dict := array.NewData(arrow.FixedWidthTypes.Boolean, 2, []*memory.Buffer{nil, memory.NewBufferBytes([]byte{2})}, nil, 0, 0)
+	defer dict.Release()
+	var vb *memory.Buffer
+	if bv.NullN() > 0 {
+		valid := make([]byte, bitutil.BytesForBits(int64(n)))
+		for i := 0; i < n; i++ {
+			if bv.IsValid(i) {
+				bitutil.SetBit(valid, i)
+			}
+		}
+		vb = memory.NewBufferBytes(valid)
+	}
+	return array.NewDataWithDictionary(t, n, []*memory.Buffer{vb, memory.NewBufferBytes(keys)}, bv.NullN(), 0, dict), nil
 }

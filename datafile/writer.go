@@ -106,6 +106,9 @@ const (
 	ckBinary                // string / binary / large variants
 	ckFSL                   // fixed_size_list of a fixed-width primitive or bool
 	ckStruct                // struct: no data, one page at Close
+	ckList                  // list / large_list offsets (writer20_nested.go)
+	ckDict                  // dictionary (writer20_nested.go)
+	ckNull                  // null type: all_nulls pages
 )
 
 // column is the state of one physical column.
@@ -116,7 +119,10 @@ type column struct {
 	width    int // bits per value; for FSL the item width
 	dim      int // FSL dimension
 	nullable bool
-	children []int // struct: the columns of the child fields
+	children []int  // struct, list: the columns of the child fields
+	large    bool   // large_list
+	items    uint64 // list: items referenced by the pending page
+	dict     *dictPage
 
 	pages []Page
 	encs  [][]byte
@@ -272,7 +278,7 @@ func (w *Writer) buildSchema(opts WriterOptions) error {
 	w.lance.Metadata = md
 	var walk func(f arrow.Field, parent int32) error
 	walk = func(f arrow.Field, parent int32) error {
-		lt, err := logicalTypeOf(f.Type)
+		lt, err := logicalType20(f.Type)
 		if err != nil {
 			return fmt.Errorf("%w: field %q: %v", ErrInvalidSchema, f.Name, err)
 		}
@@ -293,6 +299,8 @@ func (w *Writer) buildSchema(opts WriterOptions) error {
 		}
 		col := &column{index: idx, name: f.Name, nullable: f.Nullable}
 		switch t := f.Type.(type) {
+		case *arrow.ListType, *arrow.LargeListType, *arrow.NullType, *arrow.DictionaryType, *arrow.FixedSizeBinaryType:
+			setupColumn20(col, &fld, t)
 		case *arrow.StructType:
 			col.kind = ckStruct
 		case *arrow.BooleanType:
@@ -322,6 +330,12 @@ func (w *Writer) buildSchema(opts WriterOptions) error {
 				if err := walk(c, id); err != nil {
 					return err
 				}
+			}
+		}
+		if c, ok := childField20(f.Type); ok {
+			col.children = append(col.children, len(w.columns))
+			if err := walk(c, id); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -492,13 +506,14 @@ func (w *Writer) checkArray(f arrow.Field, a arrow.Array) error {
 			}
 		}
 	}
-	return nil
+	return w.checkNested20(f, a)
 }
 
 // writeArray feeds a to column ci (and, for a struct, its children).
 func (w *Writer) writeArray(ci int, a arrow.Array) error {
 	c := w.columns[ci]
-	if c.kind == ckStruct {
+	switch c.kind {
+	case ckStruct:
 		sa := a.(*array.Struct)
 		for i, child := range c.children {
 			if err := w.writeArray(child, sa.Field(i)); err != nil {
@@ -506,6 +521,13 @@ func (w *Writer) writeArray(ci int, a arrow.Array) error {
 			}
 		}
 		c.n += a.Len()
+		return nil
+	case ckList:
+		return w.writeList20(c, a)
+	case ckDict:
+		return w.writeDict20(c, a)
+	case ckNull:
+		c.writeNull20(a)
 		return nil
 	}
 	for start := 0; start < a.Len(); {
@@ -819,6 +841,16 @@ func (w *Writer) flushPage(c *column) error {
 	validityBytes := c.validity[:bitutil.BytesForBits(int64(n))]
 	validity := [][]byte{validityBytes}
 	switch c.kind {
+	case ckNull:
+		enc = encAllNulls()
+	case ckList:
+		bufs, enc = c.encodeList20()
+	case ckDict:
+		var err error
+		if bufs, enc, err = c.encodeDict20(); err != nil {
+			return err
+		}
+		defer c.resetDict20()
 	case ckFixed, ckBool:
 		valBytes := c.segs
 		if c.kind == ckBool {
@@ -901,7 +933,7 @@ func (w *Writer) flushPage(c *column) error {
 	c.pages = append(c.pages, p)
 	c.encs = append(c.encs, enc)
 	c.rows += uint64(n)
-	c.n, c.nulls, c.size = 0, 0, 0
+	c.n, c.nulls, c.size, c.items = 0, 0, 0, 0
 	c.validity = c.validity[:0]
 	c.values = c.values[:0]
 	c.itemVal = c.itemVal[:0]

@@ -161,7 +161,7 @@ func binaryBounds(d arrow.ArrayData, off int) (int, int) {
 // row, 0 continues the innermost list).
 func (l *leaf21) walk(a arrow.Array, i, d int, rep uint16, klist int) {
 	L := len(l.path) - 1 - d
-	if a.IsNull(i) {
+	if logicalNull(a, i) {
 		code := uint16(2*L + 1)
 		l.entry(rep, code)
 		if l.visible(code) {
@@ -215,9 +215,9 @@ func (l *leaf21) shred(a arrow.Array) {
 	arr := a
 	for d := range l.path {
 		L := len(l.path) - 1 - d
-		if arr.NullN() > 0 {
+		if mayHoldNulls(arr) {
 			for i := range n {
-				if codes[i] == 0 && arr.IsNull(i) {
+				if codes[i] == 0 && logicalNull(arr, i) {
 					codes[i] = uint16(2*L + 1)
 					l.anyCode = true
 				}
@@ -658,6 +658,11 @@ func (w *Writer) encodePage21(l *leaf21, e0, e1, s0, s1, rows int) (encodedPage,
 			}
 		}
 		layout.Layout = &pb21.PageLayout_ConstantLayout{ConstantLayout: cl}
+	} else if l.wantsFullZip(s0, s1) {
+		var err error
+		if bufs, layout, err = w.fullZip21(l, e0, e1, s0, s1, rows, layers, rep, defOf); err != nil {
+			return err
+		}
 	} else {
 		var err error
 		bufs, layout, err = w.miniBlock21(l, e0, e1, s0, s1, rows, layers, rep, maxDef > 0, defs)
@@ -968,7 +973,9 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 // the page's values keep the plain forms (fixed_size_list, null, lists,
 // or compression disabled).
 func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [][][]byte, *pb21.CompressiveEncoding, *dict21, error) {
-	if l.nlists > 0 || w.noCompression || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
+	// An Arrow dictionary column needs dictionary pages even without
+	// compression (Lance 12 reads it from nothing else).
+	if l.nlists > 0 || (w.noCompression && !l.dict) || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
 		return nil, nil, nil, nil, nil
 	}
 	n := s1 - s0
@@ -1038,6 +1045,13 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		if enc, cs, err = codec.EncodeMiniBlock(b, eo); err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
 		}
+	} else if l.dict {
+		// An Arrow dictionary of fixed-width values (writer21_dict.go).
+		d, denc, dcs, err := dictionaryFixed21(b, l.dictKey, eo)
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+		}
+		dict, enc, cs = d, denc, dcs
 	}
 	chunks := make([]chunk21, len(cs))
 	vals := make([][][]byte, len(cs))
@@ -1116,7 +1130,15 @@ func (l *leaf21) dictionary21(b codec.Block, eo codec.EncodeOptions) (*dict21, *
 	if err != nil {
 		return nil, nil, nil
 	}
-	ienc, cs, err := codec.EncodeMiniBlock(codec.Block{Kind: codec.Fixed, Num: uint64(n), Bits: 32, Data: idx}, eo)
+	ib := 32
+	if l.dict {
+		// An Arrow dictionary's indices have its key type's width.
+		if idx, err = narrowIndices(idx, len(ids), l.dictKey); err != nil {
+			return nil, nil, nil
+		}
+		ib = l.dictKey
+	}
+	ienc, cs, err := codec.EncodeMiniBlock(codec.Block{Kind: codec.Fixed, Num: uint64(n), Bits: uint64(ib), Data: idx}, eo)
 	if err != nil {
 		return nil, nil, nil
 	}

@@ -47,6 +47,10 @@ type leaf21 struct {
 	// dict: an Arrow dictionary column; Lance 12 reads such a column only
 	// from dictionary pages (spec 2.1 §4.5), so every page is one.
 	dict bool
+	// dictKey: bits of the Arrow dictionary's key type; the page indices
+	// have this width (Lance 12: "dictionary indices use 32 bits but the
+	// declared Int16 key type uses 16 bits").
+	dictKey int
 
 	// pending entries: rep (when nlists > 0) and the absent code of each
 	// entry: 0 = valid, 2L+1 = null at layer L, 2L+2 = empty list at layer
@@ -201,9 +205,14 @@ func (w *Writer) buildSchema21(opts WriterOptions) error {
 		leaf := &leaf21{field: idx, name: name, top: top}
 		vt := f.Type
 		if d, ok := vt.(*arrow.DictionaryType); ok {
+			if !dictValue20(d.ValueType) {
+				// Lance 12 fails to write these in 2.1/2.2 as in 2.0.
+				return fmt.Errorf("%w: field %q: a dictionary of %s cannot be written (Lance 12's dictionary encoder fails on dates, times, timestamps, durations, decimals and fixed_size_binary); store the values themselves", ErrInvalidSchema, name, d.ValueType)
+			}
 			vt = d.ValueType
 			fld.Encoding = 3
 			leaf.dict = true
+			leaf.dictKey = d.IndexType.(arrow.FixedWidthDataType).BitWidth()
 		}
 		switch t := vt.(type) {
 		case *arrow.StructType:

@@ -59,6 +59,9 @@ func schema21(version string) *arrow.Schema {
 		f("dec", &arrow.Decimal128Type{Precision: 38, Scale: 10}),
 		f("dec256", &arrow.Decimal256Type{Precision: 76, Scale: 20}),
 		f("dict", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}),
+		// fixed-width dictionaries (issue 12, session 22 item 2)
+		f("di64", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.PrimitiveTypes.Int64}),
+		f("df64", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.PrimitiveTypes.Float64}),
 		f("li", arrow.ListOf(arrow.PrimitiveTypes.Int32)),
 		f("lls", arrow.LargeListOf(arrow.BinaryTypes.String)),
 		f("fsl", arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32)),
@@ -187,6 +190,26 @@ func randomValue(rng *mrand.Rand, b array.Builder, nullable bool, id int64) {
 		}
 	case *array.NullBuilder:
 		x.AppendNull()
+	case *array.Int64DictionaryBuilder: // low and high cardinality
+		v := []int64{math.MinInt64, 7, math.MaxInt64}[rng.IntN(3)]
+		if rng.IntN(2) == 0 {
+			v = id * 1_000_003
+		}
+		if err := x.Append(v); err != nil {
+			panic(err)
+		}
+	case *array.Float64DictionaryBuilder:
+		v := math.Float64frombits(trickyF64()[rng.IntN(len(trickyF64()))])
+		if rng.IntN(2) == 0 {
+			v = float64(id) / 3
+		}
+		if err := x.Append(v); err != nil {
+			panic(err)
+		}
+	case *array.Date32DictionaryBuilder:
+		if err := x.Append(arrow.Date32(rng.Int32N(5) * 1000)); err != nil {
+			panic(err)
+		}
 	default:
 		panic("randomValue: no values for " + b.Type().String())
 	}
@@ -351,7 +374,7 @@ func TestUsToLance21_AppendToCorpusTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for ti, name := range []string{"storage_2_1", "all_types", "seeds_v0_zonemap", "scalar_indices", "storage_legacy"} {
+	for ti, name := range []string{"storage_2_1", "storage_2_0", "all_types", "seeds_v0_zonemap", "scalar_indices", "storage_legacy"} {
 		t.Run(name, func(t *testing.T) {
 			record(t, catUsToLance)
 			ctx := peerContext(t)
@@ -391,6 +414,10 @@ func TestUsToLance21_AppendToCorpusTables(t *testing.T) {
 			bld := array.NewRecordBuilder(memory.NewGoAllocator(), sch)
 			for r := range 300 {
 				for i, fl := range sch.Fields() {
+					if tableVersion == "2.0" { // no null structs: 2.0 cannot store them
+						randomValue20(rng, bld.Field(i), fl.Nullable, int64(1_000_000+r))
+						continue
+					}
 					randomValue(rng, bld.Field(i), fl.Nullable, int64(1_000_000+r))
 				}
 			}

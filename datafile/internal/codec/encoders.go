@@ -368,11 +368,10 @@ func encodeDictionary(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, [
 		buf = append(buf, b.Data[base:b.Offset(b.Num)]...)
 		enc = variableEnc(ob)
 	case Fixed:
-		if opts.Minor < 2 {
-			return nil, nil, errf(ErrUnsupported, "flat", "encode", "fixed-width dictionaries are 2.2+ only")
-		}
+		// 2.1: plain flat values; 2.2+: general(lz4) over flat (as Lance 12
+		// writes an Arrow dictionary of integers or floats).
 		size, ok := fixedBytes(b.Num, b.Bits)
-		if !ok || b.Bits%8 != 0 || size > uint64(len(b.Data)) {
+		if !ok || (b.Bits%8 != 0 && b.Bits != 1) || size > uint64(len(b.Data)) {
 			return nil, nil, errf(ErrCorrupt, "flat", "encode", "%d values of %d bits in %d bytes", b.Num, b.Bits, len(b.Data))
 		}
 		buf = b.Data[:size]

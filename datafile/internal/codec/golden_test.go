@@ -48,14 +48,15 @@ func TestSpec7_8_DictionaryGolden(t *testing.T) {
 	if !bytes.Equal(raw, want) {
 		t.Fatalf("encoded block % x, want % x", raw, want)
 	}
-	// 2.1: no LZ4 around it; fixed-width dictionaries are 2.2+.
+	// 2.1: no LZ4 around it; a fixed-width dictionary is plain flat (as
+	// Lance 12 writes an Arrow dictionary of int64/float32 in 2.1).
 	enc21, blk21, err := EncodeDictionary(b, EncodeOptions{Minor: 1})
 	if err != nil || enc21.GetVariable() == nil || !bytes.Equal(blk21, want) {
 		t.Fatalf("2.1 dictionary: %v", err)
 	}
 	fixed := Block{Kind: Fixed, Num: 2, Bits: 64, Data: make([]byte, 16)}
-	if _, _, err := EncodeDictionary(fixed, EncodeOptions{Minor: 1}); err == nil {
-		t.Fatal("2.1 fixed-width dictionary accepted")
+	if enc21, blk21, err := EncodeDictionary(fixed, EncodeOptions{Minor: 1}); err != nil || enc21.GetFlat().GetBitsPerValue() != 64 || !bytes.Equal(blk21, fixed.Data) {
+		t.Fatalf("2.1 fixed-width dictionary: %v %v", enc21, err)
 	}
 	enc22, buf22, err := EncodeDictionary(fixed, EncodeOptions{Minor: 2})
 	if err != nil {
