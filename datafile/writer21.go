@@ -661,7 +661,7 @@ func (w *Writer) encodePage21(l *leaf21, e0, e1, s0, s1, rows int) (encodedPage,
 	} else if l.wantsFullZip(s0, s1) {
 		var err error
 		if bufs, layout, err = w.fullZip21(l, e0, e1, s0, s1, rows, layers, rep, defOf); err != nil {
-			return err
+			return encodedPage{}, err
 		}
 	} else {
 		var err error
@@ -1040,11 +1040,6 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 				dict, enc, cs = d, denc, dcs
 			}
 		}
-	} else {
-		var err error
-		if enc, cs, err = codec.EncodeMiniBlock(b, eo); err != nil {
-			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
-		}
 	} else if l.dict {
 		// An Arrow dictionary of fixed-width values (writer21_dict.go).
 		d, denc, dcs, err := dictionaryFixed21(b, l.dictKey, eo)
@@ -1052,6 +1047,11 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
 		}
 		dict, enc, cs = d, denc, dcs
+	} else {
+		var err error
+		if enc, cs, err = codec.EncodeMiniBlock(b, eo); err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+		}
 	}
 	chunks := make([]chunk21, len(cs))
 	vals := make([][][]byte, len(cs))
