@@ -439,6 +439,7 @@ func TestR64_FailedSeedOmitsBufferAndLocator(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("collector failed")
+	_ = w.drain()         // the seed lanes have observed rec
 	w.seeds[0].err = boom // as if Observe had failed (e.g. ErrSeedCountOverflow)
 	res, err := w.Close()
 	if err != nil {

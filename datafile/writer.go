@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -213,6 +212,9 @@ type Writer struct {
 	// userBuffers are the extra global buffers added with AddGlobalBuffer;
 	// they take indexes 1..len(userBuffers), before the seed buffers.
 	userBuffers [][]byte
+
+	// pipe runs the leaf and seed lanes (pipeline.go).
+	pipe pipeline
 }
 
 type seedState struct {
@@ -244,7 +246,8 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 	if ps < 1 || ps > MaxPageSize {
 		return nil, fmt.Errorf("%w: page size %d is outside 1..%d", ErrInvalidSchema, ps, MaxPageSize)
 	}
-	wr := &Writer{out: bufio.NewWriterSize(w, writeBufferSize), schema: schema, pageSize: ps, version: opts.Version, noCompression: opts.NoCompression}
+	wr := &Writer{out: bufio.NewWriterSize(w, writeBufferSize), schema: schema, pageSize: ps, version: opts.Version, noCompression: opts.NoCompression,
+		pipe: newPipeline()}
 	switch opts.Version {
 	case 0, V2_0:
 		wr.version = V2_0
@@ -396,8 +399,11 @@ func (w *Writer) buildSeeds(opts WriterOptions) error {
 // types. Fixed-width values whose null slots already hold zeros (all
 // values of null-free columns) are not copied: the writer retains rec's
 // buffers until the page holding them is written (at the latest by Close),
-// so the caller may release rec as soon as Write returns. A write error
-// makes the writer unusable.
+// so the caller may release rec as soon as Write returns. In 2.1+ files
+// Write only validates rec and queues it: its columns are shredded and
+// encoded, and its seeds collected, concurrently (pipeline.go) while the
+// caller prepares the next record; an error found then is returned by the
+// next Write or by Close. A write error makes the writer unusable.
 func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if w.closed {
 		return ErrWriterClosed
@@ -433,51 +439,28 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if w.rows+n > maxPageRows-1 {
 		return fmt.Errorf("%w: a file holds at most 2^32-1 rows (spec §6 trap 13)", ErrInvalidData)
 	}
-	// Seed collectors run concurrently with page encoding; each touches only
-	// its own collector and reads the arrays of rec. Arrow computes unknown
-	// null counts lazily and caches them in the shared ArrayData, so settle
-	// them first: afterwards every access is a read.
-	if len(w.seeds) > 0 {
-		for _, c := range rec.Columns() {
-			settleNullCounts(c.Data(), 0)
-		}
-	}
-	var wg sync.WaitGroup
-	for _, s := range w.seeds {
-		if s.err == nil {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				a := rec.Column(s.top)
-				if s.cast {
-					d := a.Data()
-					nd := array.NewData(s.collector.Field().Type, d.Len(), d.Buffers(), d.Children(), d.NullN(), d.Offset())
-					a = array.MakeFromData(nd)
-					defer a.Release()
-					defer nd.Release()
-				}
-				s.err = s.collector.Observe(a)
-			}()
-		}
-	}
-	var err error
-	if w.version != V2_0 {
-		if err = w.write21(rec); err != nil {
-			w.stickErr = err
-		}
-	}
-	for i := range w.schema.Fields() {
-		if w.version != V2_0 {
-			break
-		}
-		if err = w.writeArray(w.tops[i], rec.Column(i)); err != nil {
-			w.stickErr = err
-			break
-		}
-	}
-	wg.Wait()
-	if err != nil {
+	if err := w.pipe.failed(); err != nil {
+		w.stickErr = err
 		return err
+	}
+	// The record goes to the pipeline (pipeline.go): leaf and seed lanes
+	// read its arrays concurrently. Arrow computes unknown null counts and
+	// dictionary arrays lazily and caches them in the shared arrays, so
+	// settle them first: afterwards every access is a read.
+	for _, c := range rec.Columns() {
+		settleArrays(c, 0)
+	}
+	if w.version == V2_0 {
+		// 2.0 columns are paged here; the seed lanes run meanwhile.
+		for i := range w.schema.Fields() {
+			if err := w.writeArray(w.tops[i], rec.Column(i)); err != nil {
+				w.stickErr = err
+				return err
+			}
+		}
+	}
+	if len(w.leaves) > 0 || len(w.seeds) > 0 {
+		w.submit(rec)
 	}
 	w.rows += n
 	return nil
@@ -801,8 +784,7 @@ func zeroInvalid(vals []byte, wb int, validity []byte, at, k int) {
 // write writes b at the current position.
 func (w *Writer) write(b []byte) error {
 	if _, err := w.out.Write(b); err != nil {
-		w.stickErr = fmt.Errorf("datafile: write: %w", err)
-		return w.stickErr
+		return fmt.Errorf("datafile: write: %w", err)
 	}
 	w.pos += uint64(len(b))
 	return nil
@@ -840,8 +822,7 @@ func (w *Writer) writeSegments(segs [][]byte) (BufferRange, error) {
 func (w *Writer) pad() error {
 	if rem := w.pos % bufferAlign; rem != 0 {
 		if _, err := w.out.WriteString(padding[:bufferAlign-rem]); err != nil {
-			w.stickErr = fmt.Errorf("datafile: write: %w", err)
-			return w.stickErr
+			return fmt.Errorf("datafile: write: %w", err)
 		}
 		w.pos += bufferAlign - rem
 	}
@@ -982,9 +963,16 @@ func (w *Writer) Close() (*WriteResult, error) {
 		for _, c := range w.columns {
 			c.release()
 		}
+		for _, l := range w.leaves {
+			l.releaseHeld()
+		}
 	}()
 	if w.stickErr != nil {
+		_ = w.drain()
 		return nil, w.stickErr
+	}
+	if err := w.drain(); err != nil {
+		return nil, err
 	}
 	if w.rows == 0 {
 		for _, s := range w.seeds {
@@ -994,10 +982,30 @@ func (w *Writer) Close() (*WriteResult, error) {
 		}
 		return nil, ErrEmptyFile
 	}
-	for _, l := range w.leaves {
-		if err := w.flushLeaf(l); err != nil {
-			return nil, err
+	// The last pages of every leaf and the seeds are encoded concurrently.
+	seedRes := make([]SeedResult, len(w.seeds))
+	seedEnc := make([]*seedio.EncodedSeed, len(w.seeds))
+	err := w.finishLanes(func(j int) {
+		s := w.seeds[j]
+		sr := SeedResult{Column: s.name, Err: s.err}
+		var enc *seedio.EncodedSeed
+		if s.err == nil {
+			enc, sr.Err = s.collector.Finish()
+		} else if s.collector != nil {
+			s.collector.Reset()
 		}
+		sr.Version = 1
+		if sr.Err == nil && enc != nil && s.v0 {
+			sr.Version = 0
+			var ipc []byte
+			if ipc, sr.Err = seedio.EncodeV0(&enc.Seed); sr.Err == nil {
+				enc.IPC = ipc
+			}
+		}
+		seedRes[j], seedEnc[j] = sr, enc
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, c := range w.columns {
 		if c.kind == ckStruct {
@@ -1021,22 +1029,8 @@ func (w *Writer) Close() (*WriteResult, error) {
 		}
 		extra = append(extra, r)
 	}
-	for _, s := range w.seeds {
-		sr := SeedResult{Column: s.name, Err: s.err}
-		var enc *seedio.EncodedSeed
-		if s.err == nil {
-			enc, sr.Err = s.collector.Finish()
-		} else if s.collector != nil {
-			s.collector.Reset()
-		}
-		sr.Version = 1
-		if sr.Err == nil && enc != nil && s.v0 {
-			sr.Version = 0
-			var ipc []byte
-			if ipc, sr.Err = seedio.EncodeV0(&enc.Seed); sr.Err == nil {
-				enc.IPC = ipc
-			}
-		}
+	for j, s := range w.seeds {
+		sr, enc := seedRes[j], seedEnc[j]
 		if sr.Err == nil && enc != nil {
 			r, err := w.writeBuffer(enc.IPC)
 			if err != nil {

@@ -208,8 +208,10 @@ func (l *leaf21) shred(a arrow.Array) {
 	// No lists: one entry and one slot per row. Absent codes from the
 	// outermost null layer in.
 	base := len(l.code)
-	l.code = append(l.code, make([]uint16, n)...)
+	l.code = reserve(l.code, n)
+	l.code = l.code[:base+n]
 	codes := l.code[base:]
+	clear(codes)
 	arr := a
 	for d := range l.path {
 		L := len(l.path) - 1 - d
@@ -234,47 +236,17 @@ func (l *leaf21) shred(a arrow.Array) {
 		l.slots += n
 		return
 	case l.kind == lkFixed21:
+		// Referenced, copied by gather (null slots zeroed there).
 		bw := l.width / 8
 		off := data.Offset()
-		at := len(l.vals)
-		l.vals = reserve(l.vals, n*bw)
-		l.vals = append(l.vals, data.Buffers()[1].Bytes()[off*bw:(off+n)*bw]...)
-		if !clean {
-			for i, c := range codes {
-				if c != 0 {
-					clear(l.vals[at+i*bw : at+(i+1)*bw])
-				}
-			}
-		}
+		data.Retain()
+		l.held = append(l.held, data)
+		l.segs = append(l.segs, data.Buffers()[1].Bytes()[off*bw:(off+n)*bw])
+		l.segBytes += n * bw
 		l.slots += n
 		return
-	case l.kind == lkVar21 && !clean:
-		// Valid rows' bytes only; null rows get empty slots.
-		off := data.Offset()
-		l.ends = reserve(l.ends, n)
-		src := data.Buffers()[2].Bytes()
-		for i, c := range codes {
-			if c == 0 {
-				s, e := binaryBounds(data, off+i)
-				l.data = append(l.data, src[s:e]...)
-			}
-			l.ends = append(l.ends, uint64(len(l.data)))
-		}
-		l.slots += n
-		return
-	case l.kind == lkVar21 && clean:
-		off := data.Offset()
-		s, _ := binaryBounds(data, off)
-		_, e := binaryBounds(data, off+n-1)
-		base := uint64(len(l.data)) - uint64(s)
-		l.data = reserve(l.data, e-s)
-		l.data = append(l.data, data.Buffers()[2].Bytes()[s:e]...)
-		l.ends = reserve(l.ends, n)
-		for i := range n {
-			_, ei := binaryBounds(data, off+i)
-			l.ends = append(l.ends, base+uint64(ei))
-		}
-		l.slots += n
+	case l.kind == lkVar21:
+		l.shredVar(data, codes, clean)
 		return
 	}
 	for i, c := range codes {
@@ -286,6 +258,140 @@ func (l *leaf21) shred(a arrow.Array) {
 	}
 }
 
+// shredVar appends the n = len(codes) string/binary values of data as
+// slots: null slots (code != 0) get no bytes. The bytes are copied in one
+// piece when the null slots are empty in Arrow already (as its builders
+// make them), else run by run of valid values.
+func (l *leaf21) shredVar(data arrow.ArrayData, codes []uint16, clean bool) {
+	n := len(codes)
+	off := data.Offset()
+	var src []byte
+	if b := data.Buffers()[2]; b != nil {
+		src = b.Bytes()
+	}
+	var o32 []int32
+	var o64 []int64
+	if ob := data.Buffers()[1]; ob != nil {
+		if data.DataType().ID() == arrow.LARGE_STRING || data.DataType().ID() == arrow.LARGE_BINARY {
+			o64 = arrow.Int64Traits.CastFromBytes(ob.Bytes())[off : off+n+1]
+		} else {
+			o32 = arrow.Int32Traits.CastFromBytes(ob.Bytes())[off : off+n+1]
+		}
+	}
+	bound := func(i int) int { // offset of value i of the batch
+		if o64 != nil {
+			return int(o64[i])
+		}
+		if o32 != nil {
+			return int(o32[i])
+		}
+		return 0
+	}
+	bulk := true
+	if !clean {
+		for i, c := range codes {
+			if c != 0 && bound(i) != bound(i+1) {
+				bulk = false
+				break
+			}
+		}
+	}
+	// The bytes are referenced (segs) and copied by gather; dataLen is the
+	// length l.data will have then.
+	dataLen := len(l.data) + l.segBytes
+	ref := func(s, e int) {
+		if e > s {
+			l.segs = append(l.segs, src[s:e])
+			l.segBytes += e - s
+			dataLen += e - s
+		}
+	}
+	data.Retain()
+	l.held = append(l.held, data)
+	l.ends = reserve(l.ends, n)
+	if bulk {
+		s, e := bound(0), bound(n)
+		base := uint64(dataLen) - uint64(s)
+		ref(s, e)
+		if o32 != nil {
+			for _, o := range o32[1:] {
+				l.ends = append(l.ends, base+uint64(o))
+			}
+		} else {
+			for i := 1; i <= n; i++ {
+				l.ends = append(l.ends, base+uint64(bound(i)))
+			}
+		}
+		l.slots += n
+		return
+	}
+	run := -1 // first value of the current run of valid values
+	for i := 0; i <= n; i++ {
+		if i < n && codes[i] == 0 {
+			if run < 0 {
+				run = i
+			}
+			continue
+		}
+		if run >= 0 {
+			s := bound(run)
+			base := uint64(dataLen) - uint64(s)
+			ref(s, bound(i))
+			for k := run + 1; k <= i; k++ {
+				l.ends = append(l.ends, base+uint64(bound(k)))
+			}
+			run = -1
+		}
+		if i < n {
+			l.ends = append(l.ends, uint64(dataLen))
+		}
+	}
+	l.slots += n
+}
+
+// gather copies the pending referenced values into vals (fixed width,
+// zeroing null slots: spec 2.1 §8.1) or data (strings), and releases the
+// arrays. Leaves with segments have one slot per entry (no lists).
+func (l *leaf21) gather() {
+	if len(l.segs) == 0 {
+		l.releaseHeld()
+		return
+	}
+	dst := &l.vals
+	if l.kind == lkVar21 {
+		dst = &l.data
+	}
+	at := len(*dst)
+	if need := at + l.segBytes; cap(*dst) < need {
+		nv := make([]byte, at, need)
+		copy(nv, *dst)
+		*dst = nv
+	}
+	for _, s := range l.segs {
+		*dst = append(*dst, s...)
+	}
+	if l.kind == lkFixed21 && l.anyCode {
+		bw := l.width / 8
+		for i, c := range l.code {
+			if c != 0 {
+				clear(l.vals[i*bw : (i+1)*bw])
+			}
+		}
+	}
+	clear(l.segs)
+	l.segs, l.segBytes = l.segs[:0], 0
+	l.releaseHeld()
+}
+
+// releaseHeld releases the caller's arrays the leaf references.
+func (l *leaf21) releaseHeld() {
+	for _, d := range l.held {
+		d.Release()
+	}
+	clear(l.held)
+	l.held = l.held[:0]
+}
+
 func allZero(s []uint16) bool {
 	for _, v := range s {
 		if v != 0 {
@@ -295,41 +401,64 @@ func allZero(s []uint16) bool {
 	return true
 }
 
-// write21 shreds rec into the leaf columns and flushes full pages.
-func (w *Writer) write21(rec arrow.RecordBatch) error {
+// shredLeaf shreds the column of rec that l stores, in steps of at most
+// shredRows rows, encoding a page whenever the pending values reach the
+// page size. It returns the pages encoded after each step (nil for a step
+// that completed none): the file writer writes them in (step, leaf) order,
+// so the bytes do not depend on which leaf finished first. It touches only
+// l's pending state, so the leaves of one record shred concurrently.
+func (w *Writer) shredLeaf(l *leaf21, rec arrow.RecordBatch) ([][]encodedPage, error) {
 	n := int(rec.NumRows())
 	// Small pages (tests, tiny PageSize) need small steps to be cut near
 	// their size; the default 8 MiB pages take 64 Ki rows at a time.
 	step := min(shredRows, max(64, w.pageSize/16))
+	var steps [][]encodedPage
 	for start := 0; start < n; start += step {
 		end := min(n, start+step)
-		for _, l := range w.leaves {
-			a := rec.Column(l.top)
-			if start != 0 || end != n {
-				a = array.NewSlice(a, int64(start), int64(end))
-			}
-			l.shred(a)
-			if a != rec.Column(l.top) {
-				a.Release()
-			}
-			if l.valueBytes() >= w.pageSize {
-				if err := w.flushLeaf(l); err != nil {
-					return err
-				}
+		a := rec.Column(l.top)
+		if start != 0 || end != n {
+			a = array.NewSlice(a, int64(start), int64(end))
+		}
+		l.shred(a)
+		if a != rec.Column(l.top) {
+			a.Release()
+		}
+		var pages []encodedPage
+		if l.valueBytes() >= w.pageSize {
+			var err error
+			if pages, err = w.flushLeaf(l); err != nil {
+				return nil, err
 			}
 		}
+		steps = append(steps, pages)
 	}
-	return nil
+	return steps, nil
 }
 
-// flushLeaf writes every pending row of l as one or more pages.
-func (w *Writer) flushLeaf(l *leaf21) error {
+// shredSteps is the number of steps shredLeaf takes for n rows.
+func (w *Writer) shredSteps(n int) int {
+	step := min(shredRows, max(64, w.pageSize/16))
+	return (n + step - 1) / step
+}
+
+// flushLeaf encodes every pending row of l as one or more pages.
+func (w *Writer) flushLeaf(l *leaf21) ([]encodedPage, error) {
 	if len(l.code) == 0 {
+		return nil, nil
+	}
+	l.gather()
+	var pages []encodedPage
+	add := func(e0, e1, s0, s1, rows int) error {
+		p, err := w.encodePage21(l, e0, e1, s0, s1, rows)
+		if err != nil {
+			return err
+		}
+		pages = append(pages, p)
 		return nil
 	}
 	if l.nlists == 0 {
-		if err := w.writePage21(l, 0, len(l.code), 0, l.slots, len(l.code)); err != nil {
-			return err
+		if err := add(0, len(l.code), 0, l.slots, len(l.code)); err != nil {
+			return nil, err
 		}
 	} else {
 		budget := listChunkBudget22
@@ -353,25 +482,25 @@ func (w *Writer) flushLeaf(l *leaf21) error {
 				}
 			}
 			if r > r0 && (rEnd-e0 > maxChunkLevels || l.slotBytes(s0, slots+rowSlots)+4*(rEnd-e0) > budget) {
-				if err := w.writePage21(l, e0, e, s0, slots, r-r0); err != nil {
-					return err
+				if err := add(e0, e, s0, slots, r-r0); err != nil {
+					return nil, err
 				}
 				e0, s0, r0 = e, slots, r
 			}
 			if rEnd-e0 > maxChunkLevels {
-				return fmt.Errorf("%w: column %q: a row has %d list levels; a page chunk holds at most %d", ErrInvalidData, l.name, rEnd-e0, maxChunkLevels)
+				return nil, fmt.Errorf("%w: column %q: a row has %d list levels; a page chunk holds at most %d", ErrInvalidData, l.name, rEnd-e0, maxChunkLevels)
 			}
 			e, slots, r = rEnd, slots+rowSlots, r+1
 		}
-		if err := w.writePage21(l, e0, e, s0, slots, r-r0); err != nil {
-			return err
+		if err := add(e0, e, s0, slots, r-r0); err != nil {
+			return nil, err
 		}
 	}
 	l.rep, l.code, l.rowStart = l.rep[:0], l.code[:0], l.rowStart[:0]
 	l.anyCode, l.inulls = false, false
 	l.slots = 0
 	l.vals, l.ivalid, l.ends, l.data = l.vals[:0], l.ivalid[:0], l.ends[:0], l.data[:0]
-	return nil
+	return pages, nil
 }
 
 // slotBytes is the size of the values of slots [s0, s1).
@@ -471,10 +600,11 @@ func u16s(dst []byte, vs []uint16) []byte {
 	return dst
 }
 
-// writePage21 writes entries [e0, e1) with slots [s0, s1) (rows rows) of l
-// as one page: all-null / constant layout when no value is valid, else a
-// mini-block page (spec 2.1 §8.1).
-func (w *Writer) writePage21(l *leaf21, e0, e1, s0, s1, rows int) error {
+// encodePage21 encodes entries [e0, e1) with slots [s0, s1) (rows rows) of
+// l as one page: all-null / constant layout when no value is valid, else a
+// mini-block page (spec 2.1 §8.1). The page's buffers are its own (never
+// slices of l's pending state), so it may be written after l moves on.
+func (w *Writer) encodePage21(l *leaf21, e0, e1, s0, s1, rows int) (encodedPage, error) {
 	codes := l.code[e0:e1]
 	layers, defOf, maxDef := l.layers21(codes)
 	var rep []uint16
@@ -531,31 +661,22 @@ func (w *Writer) writePage21(l *leaf21, e0, e1, s0, s1, rows int) error {
 	} else if l.wantsFullZip(s0, s1) {
 		var err error
 		if bufs, layout, err = w.fullZip21(l, e0, e1, s0, s1, rows, layers, rep, defOf); err != nil {
-			return err
+			return encodedPage{}, err
 		}
 	} else {
 		var err error
 		bufs, layout, err = w.miniBlock21(l, e0, e1, s0, s1, rows, layers, rep, maxDef > 0, defs)
 		if err != nil {
-			return err
+			return encodedPage{}, err
 		}
 	}
 	enc, err := proto.MarshalOptions{Deterministic: true}.Marshal(layout)
 	if err != nil {
-		return fmt.Errorf("datafile: encode page layout: %w", err)
+		return encodedPage{}, fmt.Errorf("datafile: encode page layout: %w", err)
 	}
-	p := Page{Length: uint64(rows), Priority: l.rows}
-	for _, b := range bufs {
-		r, err := w.writeBuffer(b)
-		if err != nil {
-			return err
-		}
-		p.Buffers = append(p.Buffers, r)
-	}
-	l.pages = append(l.pages, p)
-	l.encs = append(l.encs, enc)
+	p := encodedPage{bufs: bufs, enc: enc, rows: uint64(rows), priority: l.rows}
 	l.rows += uint64(rows)
-	return nil
+	return p, nil
 }
 
 // chunk21 is one mini-block chunk: entries [e0,e1), slots [s0,s1).
@@ -712,7 +833,28 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 	}
 	repEnc, repBufs := w.compressLevels(repBufs)
 	defEnc, defBufs := w.compressLevels(defBufs)
-	var words, data, repIdx []byte
+	// Presize the page's data: headers, levels, values, 8-byte padding.
+	est := 0
+	for ci := range chunks {
+		est += 8 + 4*4 + 3*8
+		if rep != nil {
+			est += len(repBufs[ci])
+		}
+		if hasDef {
+			est += len(defBufs[ci])
+		}
+		if chunkVals != nil {
+			for _, b := range chunkVals[ci] {
+				est += len(b) + 8
+			}
+		}
+	}
+	if chunkVals == nil {
+		est += l.slotBytes(s0, s1) + 16*len(chunks)
+	}
+	var repIdx []byte
+	data := make([]byte, 0, est)
+	words := make([]byte, 0, 4*len(chunks))
 	for ci, c := range chunks {
 		var vb [][]byte
 		if chunkVals != nil {
@@ -878,18 +1020,30 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		// (writer21_dict.go, oneListChunk).
 		eo.NoBitpacking, eo.NoRLE, eo.NoFSST = true, true, true
 	}
-	enc, cs, err := codec.EncodeMiniBlock(b, eo)
-	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
-	}
 	var dict *dict21
+	var enc *pb21.CompressiveEncoding
+	var cs []codec.Chunk
 	if l.kind == lkVar21 {
-		size := 0
-		for _, c := range cs {
-			size += len(c.Buffers[0])
-		}
-		if d, denc, dcs := l.dictionary21(b, eo); d != nil && (l.dict || d.size(dcs) < size) {
+		// A dictionary page when it is smaller than the variable or FSST
+		// form (or the column is an Arrow dictionary). Those forms store
+		// at least 4 offset bytes per value and, FSST codes expanding to
+		// at most 8 bytes, an eighth of the value bytes: a dictionary page
+		// below that bound wins without encoding them.
+		d, denc, dcs := l.dictionary21(b, eo)
+		if d != nil && (l.dict || d.size(dcs) < 4*n+len(b.Data)/8) {
 			dict, enc, cs = d, denc, dcs
+		} else {
+			var err error
+			if enc, cs, err = codec.EncodeMiniBlock(b, eo); err != nil {
+				return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+			}
+			size := 0
+			for _, c := range cs {
+				size += len(c.Buffers[0])
+			}
+			if d != nil && d.size(dcs) < size {
+				dict, enc, cs = d, denc, dcs
+			}
 		}
 	} else if l.dict {
 		// An Arrow dictionary of fixed-width values (writer21_dict.go).
@@ -898,6 +1052,11 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
 		}
 		dict, enc, cs = d, denc, dcs
+	} else {
+		var err error
+		if enc, cs, err = codec.EncodeMiniBlock(b, eo); err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+		}
 	}
 	if l.nlists > 0 {
 		if dict == nil {

@@ -67,6 +67,13 @@ type leaf21 struct {
 	inulls bool     // some valid FSL row has a null item
 	ends   []uint64 // variable: end offset of each slot in data
 	data   []byte
+	// segs are pending fixed-width values not copied yet: slices of the
+	// caller's arrays (held retains them) that gather copies into vals
+	// when the page is encoded — one copy into a buffer reused page after
+	// page, instead of copying each batch into a growing one.
+	segs     [][]byte
+	held     []arrow.ArrayData
+	segBytes int
 
 	pages []Page
 	encs  [][]byte
@@ -75,7 +82,7 @@ type leaf21 struct {
 
 // valueBytes estimates the pending value bytes.
 func (l *leaf21) valueBytes() int {
-	return len(l.vals) + len(l.data) + 8*len(l.ends) + 2*len(l.code) + 2*len(l.rep)
+	return len(l.vals) + l.segBytes + len(l.data) + 8*len(l.ends) + 2*len(l.code) + 2*len(l.rep)
 }
 
 // logicalType21 is the Lance logical type of an Arrow type in a 2.1+ file.

@@ -278,6 +278,7 @@ type rewriter struct {
 	updated []uint64
 	noVers  bool
 	done    []*pb.DataFragment
+	closing []*closingFile // output files closing in the background
 }
 
 func (r *rewriter) startFile(schema *arrow.Schema) error {
@@ -297,58 +298,106 @@ func (r *rewriter) startFile(schema *arrow.Schema) error {
 	return nil
 }
 
+// finishFile closes the output file being written in the background (its
+// last pages are encoded and written while the next file starts) and
+// hands its row id and version sequences over; at most maxClosing files
+// close at a time. collect takes the results in order.
 func (r *rewriter) finishFile() error {
 	if r.w == nil {
 		return nil
 	}
-	wr, err := r.w.Close()
+	c := &closingFile{w: r.w, out: r.out, path: r.path, ids: r.ids, created: r.created, updated: r.updated, done: make(chan struct{})}
+	r.w, r.ids, r.created, r.updated = nil, nil, nil, nil
+	go c.close(r.stable, r.noVers)
+	r.closing = append(r.closing, c)
+	if len(r.closing) >= maxClosing {
+		return r.collect(len(r.closing) - maxClosing + 1)
+	}
+	return nil
+}
+
+// maxClosing bounds the output files closing concurrently.
+const maxClosing = 2
+
+// closingFile is an output file being closed in the background.
+type closingFile struct {
+	w                     *datafile.Writer
+	out                   *store.Writer
+	path                  string
+	ids, created, updated []uint64
+
+	done chan struct{}
+	wr   *datafile.WriteResult
+	frag *pb.DataFragment
+	err  error
+}
+
+func (c *closingFile) close(stable, noVers bool) {
+	defer close(c.done)
+	wr, err := c.w.Close()
 	if err != nil {
-		_ = r.out.Abort()
-		r.w = nil
-		return err
+		_ = c.out.Abort()
+		c.err = err
+		return
 	}
-	if err := r.out.Close(); err != nil {
-		r.w = nil
-		return err
+	if err := c.out.Close(); err != nil {
+		c.err = err
+		return
 	}
-	r.w = nil
-	name := strings.TrimPrefix(r.path, manifest.DataDir+"/")
+	name := strings.TrimPrefix(c.path, manifest.DataDir+"/")
 	f := &pb.DataFragment{PhysicalRows: wr.NumRows, Files: []*pb.DataFile{{
 		Path: name, Fields: wr.Fields, ColumnIndices: wr.ColumnIndices,
 		FileMajorVersion: wr.FileMajorVersion, FileMinorVersion: wr.FileMinorVersion, FileSizeBytes: wr.FileSizeBytes,
 	}}}
-	v1 := false
-	for _, s := range wr.Seeds {
-		if s.BufferIndex != 0 && s.Version == 1 {
-			v1 = true
-		}
-	}
-	r.seeded[name] = v1
-	if v1 {
-		r.res.SeedFiles++
-	}
-	if r.stable {
-		seq, err := encodeRowIDs(r.ids)
+	if stable {
+		seq, err := encodeRowIDs(c.ids)
 		if err != nil {
-			return err
+			c.err = err
+			return
 		}
 		f.RowIdSequence = &pb.DataFragment_InlineRowIds{InlineRowIds: seq}
-		if !r.noVers {
-			c, err := encodeVersions(r.created)
+		if !noVers {
+			cv, err := encodeVersions(c.created)
 			if err != nil {
-				return err
+				c.err = err
+				return
 			}
-			u, err := encodeVersions(r.updated)
+			u, err := encodeVersions(c.updated)
 			if err != nil {
-				return err
+				c.err = err
+				return
 			}
-			f.CreatedAtVersionSequence = &pb.DataFragment_InlineCreatedAtVersions{InlineCreatedAtVersions: c}
+			f.CreatedAtVersionSequence = &pb.DataFragment_InlineCreatedAtVersions{InlineCreatedAtVersions: cv}
 			f.LastUpdatedAtVersionSequence = &pb.DataFragment_InlineLastUpdatedAtVersions{InlineLastUpdatedAtVersions: u}
 		}
 	}
-	r.done = append(r.done, f)
-	r.res.FilesAdded++
-	r.res.RowsWritten += wr.NumRows
+	c.wr, c.frag = wr, f
+}
+
+// collect waits for the first n closing files and records them, in order.
+func (r *rewriter) collect(n int) error {
+	for range n {
+		c := r.closing[0]
+		r.closing = r.closing[1:]
+		<-c.done
+		if c.err != nil {
+			return c.err
+		}
+		name := c.frag.GetFiles()[0].GetPath()
+		v1 := false
+		for _, s := range c.wr.Seeds {
+			if s.BufferIndex != 0 && s.Version == 1 {
+				v1 = true
+			}
+		}
+		r.seeded[name] = v1
+		if v1 {
+			r.res.SeedFiles++
+		}
+		r.done = append(r.done, c.frag)
+		r.res.FilesAdded++
+		r.res.RowsWritten += c.wr.NumRows
+	}
 	return nil
 }
 
@@ -357,6 +406,11 @@ func (r *rewriter) abort() {
 		_ = r.out.Abort()
 		r.w = nil
 	}
+	// Files still closing finish (or fail) before they are deleted.
+	for _, c := range r.closing {
+		<-c.done
+	}
+	r.closing = nil
 }
 
 // rewriteGroup writes the live rows of a group's fragments and returns the
@@ -408,6 +462,9 @@ func (r *rewriter) rewriteGroup(s *stores, group []*pb.DataFragment) ([]*pb.Data
 		}
 	}
 	if err := r.finishFile(); err != nil {
+		return nil, err
+	}
+	if err := r.collect(len(r.closing)); err != nil {
 		return nil, err
 	}
 	return r.done, nil

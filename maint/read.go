@@ -144,7 +144,16 @@ func openFragment(ctx context.Context, s *stores, m *pb.Manifest, f *pb.DataFrag
 		if err != nil {
 			return nil, err
 		}
-		file, err := datafile.Open(ctx, bk.b, bk.key, datafile.OpenOptions{})
+		// The manifest's file size (when a writer that records it right
+		// wrote the manifest) saves a stat per file; a size that does not
+		// fit the file's footer falls back to asking the store.
+		var file *datafile.File
+		if sz := int64(df.GetFileSizeBytes()); sz > 0 && m.GetWriterVersion() != nil {
+			file, err = datafile.Open(ctx, bk.b, bk.key, datafile.OpenOptions{Size: sz})
+		}
+		if file == nil {
+			file, err = datafile.Open(ctx, bk.b, bk.key, datafile.OpenOptions{})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("fragment %d: %w", f.GetId(), err)
 		}

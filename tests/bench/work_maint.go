@@ -102,13 +102,16 @@ func setupCompact(ctx context.Context, env *Env) (*Pair, error) {
 				return Sample{}, err
 			}
 			defer st.Close()
-			t0 := time.Now()
+			c0, t0 := processCPU(), time.Now()
 			res, err := maint.Compact(ctx, st, maint.CompactOptions{})
-			el := time.Since(t0)
-			if err == nil && res.FragmentsRemoved != frags {
+			el, cpu := time.Since(t0), processCPU()-c0
+			if err != nil {
+				return Sample{}, err
+			}
+			if res.FragmentsRemoved != frags {
 				err = fmt.Errorf("compacted %d fragments, want %d", res.FragmentsRemoved, frags)
 			}
-			return Sample{Time: el, Metrics: map[string]float64{"fragments_removed": float64(res.FragmentsRemoved)}}, err
+			return Sample{Time: el, Metrics: map[string]float64{"fragments_removed": float64(res.FragmentsRemoved), "cpu_s": cpu.Seconds()}}, err
 		},
 		Base: func(ctx context.Context) (Sample, error) {
 			d, err := cp("lance")

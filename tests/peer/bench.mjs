@@ -14,7 +14,7 @@
 //       N times: create DIR (mode overwrite after the first) from the IPC
 //       file's rows; the file is read into memory before the clock starts.
 //       metrics.cpu_s: CPU time of this node process (process.cpuUsage).
-//   bench-optimize DIR [--cleanup-older-than-ms EPOCH_MS]
+//   bench-optimize DIR [--cleanup-older-than-ms EPOCH_MS]   (metrics.cpu_s too)
 //       one optimize() (compaction, index optimization, cleanup of versions
 //       older than the cutoff — 7 days when absent), the table opened
 //       before the clock starts.
@@ -155,15 +155,18 @@ export function benchCommands(h) {
     const ds = new Dataset(mods, pos[0]);
     try {
       const t = await ds.open();
+      const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       const s = await L("optimize", () => t.inner.optimize(before, false));
       const ns = process.hrtime.bigint() - t0;
+      const c = process.cpuUsage(c0);
       return {
         ns: ns.toString(),
         ops: 1,
         metrics: {
           fragments_removed: s?.compaction?.fragmentsRemoved ?? 0,
           versions_removed: s?.prune?.oldVersionsRemoved ?? 0,
+          cpu_s: (c.user + c.system) / 1e6,
         },
       };
     } finally {

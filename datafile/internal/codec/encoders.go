@@ -84,6 +84,17 @@ func AppendBitpacked(dst []byte, t uint64, vals []byte, n int) []byte {
 	}
 }
 
+// pageWords returns the n little-endian words of T at the start of data:
+// the bytes themselves when the host is little-endian and data is aligned
+// for T (no copy of the page), else a decoded copy.
+func pageWords[T word](data []byte, n int) []T {
+	tb := int(bitsOf[T]() / 8)
+	if n > 0 && len(data) >= n*tb && littleEndianHost() && uintptr(unsafe.Pointer(&data[0]))%uintptr(tb) == 0 {
+		return unsafe.Slice((*T)(unsafe.Pointer(&data[0])), n)
+	}
+	return fromBytes[T](data, n)[:n]
+}
+
 // packedSize is the size of the inline-bitpacked form of the values, chunk
 // by chunk (1024 each).
 func packedSize[T word](vals []T) uint64 {
@@ -96,11 +107,16 @@ func packedSize[T word](vals []T) uint64 {
 	return size
 }
 
-func bitpackChunks[T word](data []byte, n int) (*pb21.CompressiveEncoding, []Chunk, uint64) {
-	vals := fromBytes[T](data, n)[:n]
+// bitpackChunks bit-packs n values of T when their packed size is at most
+// limit bytes; otherwise (nothing packed) it returns a nil encoding.
+func bitpackChunks[T word](data []byte, n int, limit uint64) (*pb21.CompressiveEncoding, []Chunk, uint64) {
+	vals := pageWords[T](data, n)
 	tb := uint64(bitsOf[T]())
 	size := packedSize(vals)
-	var chunks []Chunk
+	if size > limit {
+		return nil, nil, size
+	}
+	chunks := make([]Chunk, 0, (n+1023)/1024)
 	for i := 0; i < n; i += 1024 {
 		j := min(i+1024, n)
 		w := uint64(maxWidth(vals[i:j]))
@@ -156,18 +172,19 @@ func encodeFixed(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, []Chun
 		var enc *pb21.CompressiveEncoding
 		var chunks []Chunk
 		var psize uint64
+		// Bit-pack only when it saves at least 1/8 of the flat size.
+		limit := size - size/8
 		switch b.Bits {
 		case 8:
-			enc, chunks, psize = bitpackChunks[uint8](b.Data, n)
+			enc, chunks, psize = bitpackChunks[uint8](b.Data, n, limit)
 		case 16:
-			enc, chunks, psize = bitpackChunks[uint16](b.Data, n)
+			enc, chunks, psize = bitpackChunks[uint16](b.Data, n, limit)
 		case 32:
-			enc, chunks, psize = bitpackChunks[uint32](b.Data, n)
+			enc, chunks, psize = bitpackChunks[uint32](b.Data, n, limit)
 		case 64:
-			enc, chunks, psize = bitpackChunks[uint64](b.Data, n)
+			enc, chunks, psize = bitpackChunks[uint64](b.Data, n, limit)
 		}
-		// Bit-pack only when it saves at least 1/8 of the flat size.
-		if enc != nil && psize <= size-size/8 {
+		if enc != nil && psize <= limit {
 			return enc, chunks, nil
 		}
 	}
