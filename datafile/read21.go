@@ -568,14 +568,26 @@ func newData(dt arrow.DataType, n int, bufs []*memory.Buffer, children []arrow.A
 func putU32(b []byte, v uint32) { binary.LittleEndian.PutUint32(b, v) }
 
 // readRows21 is ReadRows for 2.1+ files.
+// maxKeptScratch bounds the chunk buffer a File keeps between reads.
+const maxKeptScratch = 16 << 20
+
 func (f *File) readRows21(ctx context.Context, fields []int, afs []arrow.Field, ranges []RowRange, total uint64, opts ReadOptions) ([]arrow.Array, error) {
 	r, err := f.newReader21(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
+	if b, ok := f.scratch.Get().(*[]byte); ok {
+		r.scratch = *b
+	}
 	defer func() {
 		if r.dec != nil {
 			r.dec.Close()
+		}
+		// every array below copied its values out of the scratch bytes
+		// (they are overwritten page by page), so the next read may reuse them
+		if c := cap(r.scratch); c > 0 && c <= maxKeptScratch {
+			b := r.scratch[:0]
+			f.scratch.Put(&b)
 		}
 	}()
 	cols := make([]arrow.Array, 0, len(fields))

@@ -98,6 +98,11 @@ type File struct {
 	// whether columns[i] is decoded; nil when every column is.
 	lazyMu sync.Mutex
 	loaded []bool
+
+	// scratch keeps the mini-block chunk buffers (*[]byte) of finished
+	// 2.1+ reads for the next ReadRows of this file: a scan reads a file
+	// in many row chunks, and a fresh buffer costs its zeroing each time.
+	scratch sync.Pool
 }
 
 // OpenOptions tunes Open. The zero value is valid.

@@ -32,6 +32,29 @@ type IndexSource struct {
 
 	mu       sync.Mutex
 	problems []error
+	// cols caches FindColumn per column name (under mu): it is asked once
+	// per fragment and column, and its type check is not free.
+	cols map[string]columnLookup
+}
+
+type columnLookup struct {
+	col Column
+	err error
+}
+
+// column is FindColumn on the source's manifest, memoized.
+func (s *IndexSource) column(name string) (Column, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.cols[name]; ok {
+		return c.col, c.err
+	}
+	col, err := FindColumn(s.m, name)
+	if s.cols == nil {
+		s.cols = map[string]columnLookup{}
+	}
+	s.cols[name] = columnLookup{col, err}
+	return col, err
 }
 
 type segmentRef struct {
@@ -133,7 +156,7 @@ func (s *IndexSource) Zones(ctx context.Context, frag, physicalRows uint64, colu
 		}
 	}
 	for _, name := range columns {
-		col, err := FindColumn(s.m, name)
+		col, err := s.column(name)
 		if err != nil {
 			continue // not a column an index can describe
 		}
