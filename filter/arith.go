@@ -451,10 +451,10 @@ func binOp(op byte, t arrow.DataType, l, r *nvec, rows int) (*nvec, error) {
 					continue
 				}
 				if y == 0 {
-					return nil, fmt.Errorf("%w: divide by zero", ErrEval)
+					return nil, fmt.Errorf("%w: divide by zero", ErrArithmetic)
 				}
 				if x == minV && y == -1 {
-					return nil, fmt.Errorf("%w: overflow in %d %c %d (%s)", ErrEval, x, op, y, t)
+					return nil, fmt.Errorf("%w: overflow in %d %c %d (%s)", ErrArithmetic, x, op, y, t)
 				}
 				if op == '/' {
 					z = x / y
@@ -482,7 +482,7 @@ func binOp(op byte, t arrow.DataType, l, r *nvec, rows int) (*nvec, error) {
 					continue
 				}
 				if y == 0 {
-					return nil, fmt.Errorf("%w: divide by zero", ErrEval)
+					return nil, fmt.Errorf("%w: divide by zero", ErrArithmetic)
 				}
 				if op == '/' {
 					z = x / y
