@@ -60,7 +60,24 @@ func (a *aNeg) typ() arrow.DataType { return a.t }
 type bExprCmp struct {
 	op   cmpOp
 	l, r aexpr
-	t    arrow.DataType
+	t    arrow.DataType // nil: UInt64 against a signed integer, compared exactly
+	// strict: no side is a constant, so floats compare in plain IEEE
+	// totalOrder (-0.0 below +0.0, as Lance 12 compares two columns);
+	// against a constant -0.0 equals +0.0 (as for "column op literal").
+	strict bool
+}
+
+// constant reports whether the expression has no column.
+func constant(a aexpr) bool {
+	switch a := a.(type) {
+	case *aLit:
+		return true
+	case *aBin:
+		return constant(a.l) && constant(a.r)
+	case *aNeg:
+		return constant(a.x)
+	}
+	return false
 }
 
 // bColCmp compares two non-numeric columns of compatible types.
@@ -238,11 +255,14 @@ func (b *binder) bindExprCmp(n *exprCmpNode) (bnode, error) {
 	if l.typ() == nil || r.typ() == nil {
 		return &bConst{v: tNull}, nil
 	}
+	strict := !constant(l) && !constant(r)
 	t, err := numCoerce(l.typ(), r.typ())
 	if err != nil {
-		return nil, typeErr(n.off, "", "%s: %v", n.op, err)
+		// UInt64 against a signed integer: Lance 12 compares the values
+		// exactly (in Decimal128(20, 0)); so do we.
+		return &bExprCmp{op: op, l: l, r: r, strict: strict}, nil
 	}
-	return &bExprCmp{op: op, l: l, r: r, t: t}, nil
+	return &bExprCmp{op: op, l: l, r: r, t: t, strict: strict}, nil
 }
 
 // ---- evaluation ----
@@ -428,7 +448,7 @@ func binOp(op byte, t arrow.DataType, l, r *nvec, rows int) (*nvec, error) {
 			case '/':
 				z = x / y
 			default:
-				z = math.Mod(x, y)
+				z = fmod(x, y)
 			}
 			out.f[k] = roundTo(t, z)
 		}
@@ -494,6 +514,22 @@ func binOp(op byte, t arrow.DataType, l, r *nvec, rows int) (*nvec, error) {
 		}
 	}
 	return out, nil
+}
+
+// fmod is the C library's fmod as Lance 12 computes float % (measured
+// through the peer): a NaN operand propagates (the dividend's first), and
+// an infinite dividend or a zero divisor gives the default NaN of the
+// hardware, negative (so it sorts below -Inf), not Go's positive NaN.
+func fmod(x, y float64) float64 {
+	switch {
+	case math.IsNaN(x):
+		return x
+	case math.IsNaN(y):
+		return y
+	case math.IsInf(x, 0) || y == 0:
+		return math.Float64frombits(0xfff8000000000000)
+	}
+	return math.Mod(x, y)
 }
 
 // numColumn reads a numeric column (through a dictionary) as an nvec.
@@ -566,7 +602,13 @@ func (f *Filter) evalExprCmp(rec arrow.RecordBatch, n *bExprCmp, rows int) ([]ui
 	if err != nil {
 		return nil, err
 	}
-	l, r = l.cast(n.t, rows), r.cast(n.t, rows)
+	if n.t != nil {
+		l, r = l.cast(n.t, rows), r.cast(n.t, rows)
+	}
+	key := f64Key
+	if n.strict {
+		key = func(v float64) uint64 { return floatorder.Key64(math.Float64bits(v)) }
+	}
 	out := make([]uint8, rows)
 	for k := range out {
 		if l.isNull(k) || r.isNull(k) {
@@ -575,8 +617,10 @@ func (f *Filter) evalExprCmp(rec arrow.RecordBatch, n *bExprCmp, rows int) ([]ui
 		}
 		var c int
 		switch {
+		case n.t == nil:
+			c = cmpMixed(l, r, k)
 		case l.f != nil:
-			c = cmp.Compare(f64Key(l.f[k]), f64Key(r.f[k]))
+			c = cmp.Compare(key(l.f[k]), key(r.f[k]))
 		case l.i != nil:
 			c = cmp.Compare(l.i[k], r.i[k])
 		default:
@@ -585,6 +629,23 @@ func (f *Filter) evalExprCmp(rec arrow.RecordBatch, n *bExprCmp, rows int) ([]ui
 		out[k] = triOf(n.op.holds(c))
 	}
 	return out, nil
+}
+
+// cmpMixed compares row k of a signed and an unsigned integer vector
+// exactly.
+func cmpMixed(l, r *nvec, k int) int {
+	if l.i != nil {
+		if x := l.i[k]; x < 0 {
+			return -1
+		} else {
+			return cmp.Compare(uint64(x), r.u[k])
+		}
+	}
+	if y := r.i[k]; y < 0 {
+		return 1
+	} else {
+		return cmp.Compare(l.u[k], uint64(y))
+	}
 }
 
 func (f *Filter) evalColCmp(rec arrow.RecordBatch, n *bColCmp, rows int) ([]uint8, error) {

@@ -76,7 +76,7 @@ func TestArith_IntegerSemantics(t *testing.T) {
 		{"i / 2 = 5", "4"},
 		{"i * 9223372036854775807 < 0", "134"},
 		{"p.x * p.x * p.x * p.x * p.x * p.x * p.x * p.x * p.x * p.x * p.x * p.x * p.x < 0", "0"}, // 7^13 wraps in Int32
-		{"p.x * 1000000000 > 1000000000", "02"},                                                   // Int64: no wrap
+		{"p.x * 1000000000 > 1000000000", "02"},                                                  // Int64: no wrap
 		{"p.x + i >= 8", "0"},
 		{"i = `Mixed Case`", "0134"},
 		{"i < \"Mixed Case\" + 1", "0134"},
@@ -97,8 +97,11 @@ func TestArith_FloatSemantics(t *testing.T) {
 		{"g + 16777216 > 16777216", "4"}, // Float32: 1 + 2^24 rounds to 2^24
 		{"g + 16777216.0 > 16777216", "014"},
 		{"f * 0 = 0", "01"},
-		{"-f = f", "01"},
-		{"f / 2 = f / 2", "0123"}, // NaN equals itself in the total order
+		{"-f = f", ""},              // two non-constant sides: -0.0 < +0.0 (Lance 12: "f64 = -f64" selects no ±0 row)
+		{"f * 1 = f", "0123"},       // NaN payloads kept: equal to themselves
+		{"f - f = 0", "01"},         // against a constant: -0.0 equals +0.0
+		{"i / 0.0 % 2 < 0", "0134"}, // fmod(±Inf, 2) is the hardware's negative default NaN, as in Lance 12
+		{"f / 2 = f / 2", "0123"},   // NaN equals itself in the total order
 		{"f + g > 0", "01"},
 		{"g * 2 = g + g", "0134"},
 	})
@@ -176,7 +179,10 @@ func TestArith_MINDivMinusOneFails(t *testing.T) {
 	checkRows(t, rec, []struct{ pred, want string }{
 		{"u + u = u - u", "1"}, // UInt64 wraps
 		{"u + u < u", "1"},
-		{"a - 1 > 0", "1"}, // Int64 literal: Int64 arithmetic
+		{"a - 1 > 0", "1"},  // Int64 literal: Int64 arithmetic
+		{"u - u = 0", "01"}, // UInt64 against an Int64 literal: compared exactly
+		{"u > a", "01"},
+		{"a - 6 < u", "01"},
 	})
 	// UInt64 mixed with a signed integer (an integer literal is Int64)
 	// computes in Decimal128(20, 0) in Lance 12 ("u64 - 2^40 > 0" selects
