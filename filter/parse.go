@@ -357,6 +357,7 @@ func (e *Expr) String() string { return e.text }
 //
 //	expr  := expr OR expr | expr AND expr | NOT expr | ( expr ) | pred
 //	pred  := col op lit | lit op col            op: = == != <> < <= > >=
+//	       | num op num                         (arithmetic, two columns)
 //	       | col [NOT] IN (lit, …) | col [NOT] BETWEEN lit AND lit
 //	       | col IS [NOT] NULL | col IS [NOT] TRUE|FALSE
 //	       | col [NOT] LIKE 'pattern' | isnan(col) | col (a boolean column)
@@ -364,7 +365,10 @@ func (e *Expr) String() string { return e.text }
 //	col   := name(.name)*                   name: ident, "quoted" or `quoted`
 //	lit   := number | nan | inf | -inf | 'string' | x'hex' | TRUE | FALSE | NULL
 //	       | DATE 'YYYY-MM-DD' | TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.f]'
+//	num   := num (+|-) num | num (*|/|%) num | -num | ( num ) | col | lit
 //
+// Precedence, tightest first: unary minus, * / %, + -, comparisons, NOT,
+// AND, OR.
 // Keywords are case-insensitive; a doubled single quote stands for one in
 // strings. Errors are *SyntaxError (offset and token).
 func Parse(s string) (*Expr, error) {
