@@ -388,6 +388,10 @@ func (b *binder) bind(n node) (bnode, error) {
 			return nil, typeErr(n.off, c.name, "IS TRUE/FALSE needs a boolean column, not %s", c.dt)
 		}
 		return &bIsBool{col: c, val: n.val, neg: n.neg}, nil
+	case *exprCmpNode:
+		return b.bindExprCmp(n)
+	case *arithNode, *negNode:
+		return nil, typeErr(n.offset(), "", "arithmetic is not a predicate (compare it with a value)")
 	case *likeNode:
 		c, err := b.resolve(n.ref)
 		if err != nil {
@@ -557,6 +561,10 @@ func (b *binder) toPrune(n node, neg bool) (pnode, error) {
 			return eq(n.val), nil
 		}
 		return or(eq(!n.val), b.term(c, seedio.Predicate{Op: seedio.OpIsNull}, c.name+" IS NULL")), nil
+	case *exprCmpNode:
+		// Arithmetic or two columns: nothing a single column's bounds
+		// decide (R65: unknown keeps every row).
+		return &pAll{}, nil
 	case *likeNode:
 		c := b.refs[n.ref]
 		if n.neg != neg {

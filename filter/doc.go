@@ -2,7 +2,9 @@
 // previews: Lance/DataFusion-style SQL predicates (=, !=, <>, <, <=, >,
 // >=, AND, OR, NOT, parentheses, IN, NOT IN, BETWEEN, IS [NOT] NULL,
 // IS [NOT] TRUE/FALSE, isnan(col), LIKE, typed literals, nested field
-// references a.b, quoted names).
+// references a.b, quoted names), arithmetic (+ - * / %, unary minus) and
+// column-to-column comparisons with DataFusion's coercion and Lance 12's
+// results (arith.go).
 //
 // Parse turns text into an Expr (errors: *SyntaxError with the offset and
 // the token); Bind checks it against an Arrow schema (errors: *TypeError

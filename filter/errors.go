@@ -16,6 +16,9 @@ var (
 	// ErrEval: a record given to Eval does not hold what the filter was
 	// bound to.
 	ErrEval = errors.New("filter: evaluation error")
+	// ErrArithmetic: integer division or remainder by zero, or MIN / -1,
+	// on a row the filter evaluates (Lance 12 fails the query too).
+	ErrArithmetic = errors.New("filter: arithmetic error")
 )
 
 // SyntaxError names the byte offset and the token where parsing failed.

@@ -113,6 +113,10 @@ func (f *Filter) evalTri(rec arrow.RecordBatch, n bnode) ([]uint8, error) {
 			out[i] = n.v
 		}
 		return out, nil
+	case *bExprCmp:
+		return f.evalExprCmp(rec, n, rows)
+	case *bColCmp:
+		return f.evalColCmp(rec, n, rows)
 	}
 	var c *colRef
 	switch n := n.(type) {

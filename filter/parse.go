@@ -145,10 +145,15 @@ func lex(s string) ([]token, error) {
 		case c == '.' && !(prevValue() == false && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9'):
 			toks = append(toks, token{tDot, ".", i})
 			i++
+		case c == '*' || c == '/' || c == '%':
+			toks = append(toks, token{tOp, string(c), start})
+			i++
+		case (c == '-' || c == '+') && (prevValue() || !signedLiteral(s[i+1:])):
+			// binary or unary arithmetic (a sign directly before a number,
+			// inf or nan, where no operand ends, is part of the literal)
+			toks = append(toks, token{tOp, string(c), start})
+			i++
 		case c == '-' || c == '+' || c == '.' || (c >= '0' && c <= '9'):
-			if (c == '-' || c == '+') && prevValue() {
-				return nil, &SyntaxError{Offset: start, Token: string(c), Msg: "arithmetic is not supported"}
-			}
 			i++
 			for i < len(s) {
 				d := s[i]
@@ -186,6 +191,23 @@ func lex(s string) ([]token, error) {
 			return nil, &SyntaxError{Offset: start, Token: string(r), Msg: "unexpected character"}
 		}
 	}
+}
+
+// signedLiteral reports whether the text after a sign starts a number,
+// inf, infinity or nan (which the sign belongs to).
+func signedLiteral(rest string) bool {
+	if rest != "" && ((rest[0] >= '0' && rest[0] <= '9') || rest[0] == '.') {
+		return true
+	}
+	j := 0
+	for j < len(rest) && isIdentByte(rest[j]) {
+		j++
+	}
+	switch strings.ToLower(rest[:j]) {
+	case "inf", "infinity", "nan":
+		return true
+	}
+	return false
 }
 
 func isIdentByte(b byte) bool {
@@ -278,6 +300,27 @@ type likeNode struct {
 	off int
 }
 
+// arithNode is "l op r" for op one of + - * / %.
+type arithNode struct {
+	op   byte
+	l, r node
+	off  int
+}
+
+// negNode is unary minus on a non-literal operand.
+type negNode struct {
+	x   node
+	off int
+}
+
+// exprCmpNode is a comparison that is not "column op literal": arithmetic
+// on either side, two columns, or two literals.
+type exprCmpNode struct {
+	op   string
+	l, r node
+	off  int
+}
+
 // constNode is a boolean or NULL literal used as a predicate.
 type constNode struct {
 	lit *litNode
@@ -295,6 +338,9 @@ func (n *isBoolNode) offset() int  { return n.off }
 func (n *callNode) offset() int    { return n.off }
 func (n *likeNode) offset() int    { return n.off }
 func (n *constNode) offset() int   { return n.lit.off }
+func (n *arithNode) offset() int   { return n.off }
+func (n *negNode) offset() int     { return n.off }
+func (n *exprCmpNode) offset() int { return n.off }
 
 func (n *refNode) name() string { return strings.Join(n.path, ".") }
 
@@ -311,6 +357,7 @@ func (e *Expr) String() string { return e.text }
 //
 //	expr  := expr OR expr | expr AND expr | NOT expr | ( expr ) | pred
 //	pred  := col op lit | lit op col            op: = == != <> < <= > >=
+//	       | num op num                         (arithmetic, two columns)
 //	       | col [NOT] IN (lit, …) | col [NOT] BETWEEN lit AND lit
 //	       | col IS [NOT] NULL | col IS [NOT] TRUE|FALSE
 //	       | col [NOT] LIKE 'pattern' | isnan(col) | col (a boolean column)
@@ -318,7 +365,10 @@ func (e *Expr) String() string { return e.text }
 //	col   := name(.name)*                   name: ident, "quoted" or `quoted`
 //	lit   := number | nan | inf | -inf | 'string' | x'hex' | TRUE | FALSE | NULL
 //	       | DATE 'YYYY-MM-DD' | TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.f]'
+//	num   := num (+|-) num | num (*|/|%) num | -num | ( num ) | col | lit
 //
+// Precedence, tightest first: unary minus, * / %, + -, comparisons, NOT,
+// AND, OR.
 // Keywords are case-insensitive; a doubled single quote stands for one in
 // strings. Errors are *SyntaxError (offset and token).
 func Parse(s string) (*Expr, error) {
@@ -552,8 +602,102 @@ func (p *parser) literal() (*litNode, error) {
 	return nil, synErr(t, "expected a literal")
 }
 
+// additive := multiplicative (("+" | "-") multiplicative)*
+func (p *parser) additive(depth int) (node, error) {
+	l, err := p.multiplicative(depth)
+	if err != nil {
+		return nil, err
+	}
+	for t := p.peek(); t.kind == tOp && (t.text == "+" || t.text == "-"); t = p.peek() {
+		p.take()
+		r, err := p.multiplicative(depth)
+		if err != nil {
+			return nil, err
+		}
+		l = &arithNode{op: t.text[0], l: l, r: r, off: t.pos}
+	}
+	return l, nil
+}
+
+// multiplicative := unary (("*" | "/" | "%") unary)*
+func (p *parser) multiplicative(depth int) (node, error) {
+	l, err := p.unary(depth)
+	if err != nil {
+		return nil, err
+	}
+	for t := p.peek(); t.kind == tOp && (t.text == "*" || t.text == "/" || t.text == "%"); t = p.peek() {
+		p.take()
+		r, err := p.unary(depth)
+		if err != nil {
+			return nil, err
+		}
+		l = &arithNode{op: t.text[0], l: l, r: r, off: t.pos}
+	}
+	return l, nil
+}
+
+// unary := ("-" | "+") unary | "(" additive ")" | operand
+func (p *parser) unary(depth int) (node, error) {
+	if depth > maxDepth {
+		return nil, synErr(p.peek(), "nested more than %d deep", maxDepth)
+	}
+	t := p.peek()
+	switch {
+	case t.kind == tOp && (t.text == "-" || t.text == "+"):
+		p.take()
+		x, err := p.unary(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		if t.text == "+" {
+			return x, nil
+		}
+		if l, ok := x.(*litNode); ok && l.kind == litNumber {
+			txt := strings.TrimPrefix(l.text, "+")
+			if strings.HasPrefix(txt, "-") {
+				txt = txt[1:]
+			} else {
+				txt = "-" + txt
+			}
+			return &litNode{kind: litNumber, text: txt, off: t.pos}, nil
+		}
+		return &negNode{x: x, off: t.pos}, nil
+	case t.kind == tLParen:
+		p.take()
+		x, err := p.additive(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		if r := p.take(); r.kind != tRParen {
+			return nil, synErr(r, "expected ')'")
+		}
+		return x, nil
+	case t.kind == tOp:
+		return nil, synErr(t, "expected a column name or a literal")
+	}
+	return p.operand(depth)
+}
+
+func isCmpOp(t token) bool {
+	if t.kind != tOp {
+		return false
+	}
+	switch t.text {
+	case "=", "==", "!=", "<>", "<", "<=", ">", ">=":
+		return true
+	}
+	return false
+}
+
 func (p *parser) pred(depth int) (node, error) {
 	if p.peek().kind == tLParen {
+		// "(a + b) > 5" or a parenthesised predicate: try the arithmetic
+		// reading first (linear: it never backtracks itself).
+		save := p.i
+		if x, err := p.additive(depth); err == nil && isCmpOp(p.peek()) {
+			return p.comparison(x, depth)
+		}
+		p.i = save
 		p.take()
 		x, err := p.or(depth + 1)
 		if err != nil {
@@ -564,7 +708,7 @@ func (p *parser) pred(depth int) (node, error) {
 		}
 		return x, nil
 	}
-	left, err := p.operand(depth)
+	left, err := p.additive(depth)
 	if err != nil {
 		return nil, err
 	}
@@ -583,36 +727,10 @@ func (p *parser) pred(depth int) (node, error) {
 		return r, nil
 	}
 	switch {
+	case isCmpOp(t):
+		return p.comparison(left, depth)
 	case t.kind == tOp:
-		p.take()
-		right, err := p.operand(depth)
-		if err != nil {
-			return nil, err
-		}
-		op := t.text
-		switch op {
-		case "==":
-			op = "="
-		case "<>":
-			op = "!="
-		case "=", "!=", "<", "<=", ">", ">=":
-		default:
-			return nil, synErr(t, "unknown operator")
-		}
-		lr, lok := left.(*refNode)
-		rl, rok := right.(*litNode)
-		if lok && rok {
-			return &cmpNode{op: op, ref: lr, lit: rl, off: t.pos}, nil
-		}
-		ll, lok := left.(*litNode)
-		rr, rok := right.(*refNode)
-		if lok && rok {
-			return &cmpNode{op: flip(op), ref: rr, lit: ll, off: t.pos}, nil
-		}
-		if _, ok := left.(*callNode); ok {
-			return nil, synErr(t, "comparing a function's result is not supported")
-		}
-		return nil, synErr(t, "a comparison needs one column and one literal")
+		return nil, synErr(t, "unexpected operator")
 	case isKw(t, "in"):
 		p.take()
 		r, err := asRef(t)
@@ -696,6 +814,39 @@ func (p *parser) pred(depth int) (node, error) {
 		}
 	}
 	return nil, synErr(t, "expected an operator")
+}
+
+// comparison parses "op right" after left.
+func (p *parser) comparison(left node, depth int) (node, error) {
+	t := p.take()
+	right, err := p.additive(depth)
+	if err != nil {
+		return nil, err
+	}
+	op := t.text
+	switch op {
+	case "==":
+		op = "="
+	case "<>":
+		op = "!="
+	}
+	if _, ok := left.(*callNode); ok {
+		return nil, synErr(t, "comparing a function's result is not supported")
+	}
+	if _, ok := right.(*callNode); ok {
+		return nil, synErr(t, "comparing a function's result is not supported")
+	}
+	lr, lok := left.(*refNode)
+	rl, rok := right.(*litNode)
+	if lok && rok {
+		return &cmpNode{op: op, ref: lr, lit: rl, off: t.pos}, nil
+	}
+	ll, lok := left.(*litNode)
+	rr, rok := right.(*refNode)
+	if lok && rok {
+		return &cmpNode{op: flip(op), ref: rr, lit: ll, off: t.pos}, nil
+	}
+	return &exprCmpNode{op: op, l: left, r: right, off: t.pos}, nil
 }
 
 func flip(op string) string {

@@ -427,7 +427,7 @@ func (r *reader) emit(fr *fragment, rec arrow.RecordBatch, ranges []datafile.Row
 			a.Retain()
 			return a, nil
 		}
-		if len(runs) > manyRuns {
+		if len(runs) > manyRuns && !hasBool(a.DataType()) {
 			// scattered rows: one filter kernel pass instead of a slice per run
 			if mask == nil {
 				b := array.NewBooleanBuilder(r.mem)
@@ -621,4 +621,24 @@ func (s *Scanner) conform(a arrow.Array, fsch *datafile.Schema, fi int, id int32
 		nulls = st.Data().Buffers()[0]
 	}
 	return array.NewStructArrayWithFieldsAndNulls(cols, wt.Fields(), nulls, st.NullN(), 0)
+}
+
+// hasBool reports whether dt is or holds a Boolean: arrow-go's filter
+// kernel drops a Boolean array's validity (a selected true came out null:
+// TestArrowFilterKernelLosesBooleanNulls), so such columns take the
+// slice-and-concatenate path.
+func hasBool(dt arrow.DataType) bool {
+	switch t := dt.(type) {
+	case *arrow.BooleanType:
+		return true
+	case arrow.NestedType:
+		for _, f := range t.Fields() {
+			if hasBool(f.Type) {
+				return true
+			}
+		}
+	case *arrow.DictionaryType:
+		return hasBool(t.ValueType)
+	}
+	return false
 }

@@ -1,0 +1,681 @@
+package filter
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/lancekeeper/lancekeeper/internal/floatorder"
+	"github.com/lancekeeper/lancekeeper/seedio"
+)
+
+// Arithmetic (+ - * / %, unary minus) and comparisons that are not
+// "column op literal" (two columns, arithmetic on either side), with
+// DataFusion's rules as Lance 12 applies them: the operands are coerced
+// to a common numeric type (any Float64 → Float64, else Float32, else
+// Float16; integers to the wider integer type); integer +, -, * and unary
+// minus wrap at the type's width; integer division truncates and % takes
+// the dividend's sign; integer division or remainder by zero (and MIN /
+// -1) fails the evaluation; float arithmetic is IEEE (x/0 is ±Inf or
+// NaN); a null operand makes the result null. Such comparisons are never
+// used for pruning (unknown: every zone is kept).
+
+// aexpr is a bound numeric expression.
+type aexpr interface{ typ() arrow.DataType }
+
+type (
+	aCol struct {
+		col *colRef
+		t   arrow.DataType
+	}
+	aLit struct {
+		null bool
+		i    int64
+		u    uint64
+		f    float64
+		t    arrow.DataType // Int64, UInt64 or Float64; nil for NULL until coerced
+	}
+	aBin struct {
+		op   byte
+		l, r aexpr
+		t    arrow.DataType
+	}
+	aNeg struct {
+		x aexpr
+		t arrow.DataType
+	}
+)
+
+func (a *aCol) typ() arrow.DataType { return a.t }
+func (a *aLit) typ() arrow.DataType { return a.t }
+func (a *aBin) typ() arrow.DataType { return a.t }
+func (a *aNeg) typ() arrow.DataType { return a.t }
+
+// bExprCmp compares two numeric expressions in type t.
+type bExprCmp struct {
+	op   cmpOp
+	l, r aexpr
+	t    arrow.DataType // nil: UInt64 against a signed integer, compared exactly
+	// strict: no side is a constant, so floats compare in plain IEEE
+	// totalOrder (-0.0 below +0.0, as Lance 12 compares two columns);
+	// against a constant -0.0 equals +0.0 (as for "column op literal").
+	strict bool
+}
+
+// constant reports whether the expression has no column.
+func constant(a aexpr) bool {
+	switch a := a.(type) {
+	case *aLit:
+		return true
+	case *aBin:
+		return constant(a.l) && constant(a.r)
+	case *aNeg:
+		return constant(a.x)
+	}
+	return false
+}
+
+// bColCmp compares two non-numeric columns of compatible types.
+type bColCmp struct {
+	op   cmpOp
+	l, r *colRef
+}
+
+func isSignedInt(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
+		return true
+	}
+	return false
+}
+
+func isUnsignedInt(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+		return true
+	}
+	return false
+}
+
+func isNumeric(dt arrow.DataType) bool { return isSignedInt(dt) || isUnsignedInt(dt) || isFloat(dt) }
+
+func intBits(dt arrow.DataType) int { return dt.(arrow.FixedWidthDataType).BitWidth() }
+
+var signedOfBits = map[int]arrow.DataType{8: arrow.PrimitiveTypes.Int8, 16: arrow.PrimitiveTypes.Int16, 32: arrow.PrimitiveTypes.Int32, 64: arrow.PrimitiveTypes.Int64}
+
+// numCoerce is DataFusion's numeric coercion of two operand types (nil:
+// an untyped NULL, which takes the other side's type).
+func numCoerce(a, b arrow.DataType) (arrow.DataType, error) {
+	switch {
+	case a == nil && b == nil:
+		return arrow.PrimitiveTypes.Int64, nil
+	case a == nil:
+		return b, nil
+	case b == nil:
+		return a, nil
+	}
+	for _, f := range []arrow.DataType{arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float32, arrow.FixedWidthTypes.Float16} {
+		if a.ID() == f.ID() || b.ID() == f.ID() {
+			return f, nil
+		}
+	}
+	sa, sb := isSignedInt(a), isSignedInt(b)
+	wa, wb := intBits(a), intBits(b)
+	switch {
+	case sa == sb:
+		if wa >= wb {
+			return a, nil
+		}
+		return b, nil
+	case sa && wa > wb: // the signed side already holds every value
+		return a, nil
+	case sb && wb > wa:
+		return b, nil
+	}
+	w := max(wa, wb) * 2
+	if w > 64 {
+		return nil, fmt.Errorf("mixing %s and %s is not supported (no common integer type)", a, b)
+	}
+	return signedOfBits[w], nil
+}
+
+func (b *binder) bindArith(n node) (aexpr, error) {
+	switch n := n.(type) {
+	case *refNode:
+		c, err := b.resolve(n)
+		if err != nil {
+			return nil, err
+		}
+		if !isNumeric(c.vt) {
+			return nil, typeErr(n.off, c.name, "arithmetic needs a number, not %s", c.dt)
+		}
+		return &aCol{col: c, t: c.vt}, nil
+	case *litNode:
+		switch n.kind {
+		case litNull:
+			return &aLit{null: true}, nil
+		case litNumber:
+			txt := strings.ReplaceAll(n.text, "_", "")
+			if v, err := strconv.ParseInt(txt, 10, 64); err == nil {
+				return &aLit{i: v, t: arrow.PrimitiveTypes.Int64}, nil
+			}
+			if v, err := strconv.ParseUint(strings.TrimPrefix(txt, "+"), 10, 64); err == nil {
+				return &aLit{u: v, t: arrow.PrimitiveTypes.Uint64}, nil
+			}
+			f, err := parseFloatLit(n.text)
+			if err != nil {
+				return nil, typeErr(n.off, "", "%s is not a number", n.text)
+			}
+			return &aLit{f: f, t: arrow.PrimitiveTypes.Float64}, nil
+		}
+		return nil, typeErr(n.off, "", "arithmetic needs numbers, not %s", showLit(n))
+	case *arithNode:
+		l, err := b.bindArith(n.l)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.bindArith(n.r)
+		if err != nil {
+			return nil, err
+		}
+		t, err := numCoerce(l.typ(), r.typ())
+		if err != nil {
+			return nil, typeErr(n.off, "", "%c: %v", n.op, err)
+		}
+		return &aBin{op: n.op, l: l, r: r, t: t}, nil
+	case *negNode:
+		x, err := b.bindArith(n.x)
+		if err != nil {
+			return nil, err
+		}
+		t := x.typ()
+		if t == nil {
+			t = arrow.PrimitiveTypes.Int64
+		}
+		if isUnsignedInt(t) {
+			return nil, typeErr(n.off, "", "unary minus on %s is not supported", t)
+		}
+		return &aNeg{x: x, t: t}, nil
+	case *callNode:
+		return nil, typeErr(n.off, "", "%s() cannot be used in arithmetic", n.name)
+	}
+	return nil, typeErr(n.offset(), "", "a number is expected here")
+}
+
+func sameFamily(a, b arrow.DataType) bool {
+	switch {
+	case isString(a) && isString(b):
+		return true
+	case (a.ID() == arrow.BINARY || a.ID() == arrow.LARGE_BINARY || a.ID() == arrow.BINARY_VIEW) &&
+		(b.ID() == arrow.BINARY || b.ID() == arrow.LARGE_BINARY || b.ID() == arrow.BINARY_VIEW):
+		return true
+	}
+	return arrow.TypeEqual(a, b)
+}
+
+func (b *binder) bindExprCmp(n *exprCmpNode) (bnode, error) {
+	op := cmpOps[n.op]
+	lr, lok := n.l.(*refNode)
+	rr, rok := n.r.(*refNode)
+	if lok && rok {
+		lc, err := b.resolve(lr)
+		if err != nil {
+			return nil, err
+		}
+		rc, err := b.resolve(rr)
+		if err != nil {
+			return nil, err
+		}
+		if !isNumeric(lc.vt) || !isNumeric(rc.vt) {
+			if err := comparable(lc); err != nil {
+				return nil, err
+			}
+			if err := comparable(rc); err != nil {
+				return nil, err
+			}
+			if !sameFamily(lc.vt, rc.vt) {
+				return nil, typeErr(n.off, "", "cannot compare %s (%s) with %s (%s)", lc.name, lc.dt, rc.name, rc.dt)
+			}
+			return &bColCmp{op: op, l: lc, r: rc}, nil
+		}
+	}
+	l, err := b.bindArith(n.l)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.bindArith(n.r)
+	if err != nil {
+		return nil, err
+	}
+	if l.typ() == nil || r.typ() == nil {
+		return &bConst{v: tNull}, nil
+	}
+	strict := !constant(l) && !constant(r)
+	t, err := numCoerce(l.typ(), r.typ())
+	if err != nil {
+		// UInt64 against a signed integer: Lance 12 compares the values
+		// exactly (in Decimal128(20, 0)); so do we.
+		return &bExprCmp{op: op, l: l, r: r, strict: strict}, nil
+	}
+	return &bExprCmp{op: op, l: l, r: r, t: t, strict: strict}, nil
+}
+
+// ---- evaluation ----
+
+// nvec is a numeric vector: signed integers in i, unsigned in u, floats
+// in f (Float32 and Float16 values exactly), null rows in null (nil: none).
+type nvec struct {
+	t    arrow.DataType
+	i    []int64
+	u    []uint64
+	f    []float64
+	null []bool
+}
+
+func (v *nvec) isNull(k int) bool { return v.null != nil && v.null[k] }
+
+func orNull(a, b []bool) []bool {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	out := make([]bool, len(a))
+	for k := range a {
+		out[k] = a[k] || b[k]
+	}
+	return out
+}
+
+func wrapSigned(x int64, bits int) int64 {
+	s := 64 - bits
+	return x << s >> s
+}
+
+func wrapUnsigned(x uint64, bits int) uint64 {
+	if bits == 64 {
+		return x
+	}
+	return x & (1<<bits - 1)
+}
+
+// roundTo rounds a float64 to the float type t (exactly representable
+// afterwards in float64).
+func roundTo(t arrow.DataType, x float64) float64 {
+	switch t.ID() {
+	case arrow.FLOAT32:
+		return float64(float32(x))
+	case arrow.FLOAT16:
+		return floatorder.Float16ToFloat64(floatorder.Float16FromFloat64(x))
+	}
+	return x
+}
+
+// cast converts v to t (a type numCoerce chose: never narrower).
+func (v *nvec) cast(t arrow.DataType, rows int) *nvec {
+	if arrow.TypeEqual(v.t, t) {
+		return v
+	}
+	out := &nvec{t: t, null: v.null}
+	switch {
+	case isFloat(t):
+		out.f = make([]float64, rows)
+		for k := range out.f {
+			switch {
+			case v.i != nil:
+				out.f[k] = roundTo(t, float64(v.i[k]))
+			case v.u != nil:
+				out.f[k] = roundTo(t, float64(v.u[k]))
+			default:
+				out.f[k] = roundTo(t, v.f[k])
+			}
+		}
+	case isSignedInt(t):
+		out.i = make([]int64, rows)
+		for k := range out.i {
+			if v.i != nil {
+				out.i[k] = v.i[k]
+			} else {
+				out.i[k] = int64(v.u[k])
+			}
+		}
+	default:
+		out.u = make([]uint64, rows)
+		for k := range out.u {
+			if v.u != nil {
+				out.u[k] = v.u[k]
+			} else {
+				out.u[k] = wrapUnsigned(uint64(v.i[k]), intBits(t))
+			}
+		}
+	}
+	return out
+}
+
+func (f *Filter) evalArith(rec arrow.RecordBatch, a aexpr, rows int) (*nvec, error) {
+	switch a := a.(type) {
+	case *aLit:
+		out := &nvec{t: a.t}
+		if a.null {
+			out.t = arrow.PrimitiveTypes.Int64
+			out.i = make([]int64, rows)
+			out.null = make([]bool, rows)
+			for k := range out.null {
+				out.null[k] = true
+			}
+			return out, nil
+		}
+		switch {
+		case isFloat(a.t):
+			out.f = make([]float64, rows)
+			for k := range out.f {
+				out.f[k] = a.f
+			}
+		case isSignedInt(a.t):
+			out.i = make([]int64, rows)
+			for k := range out.i {
+				out.i[k] = a.i
+			}
+		default:
+			out.u = make([]uint64, rows)
+			for k := range out.u {
+				out.u[k] = a.u
+			}
+		}
+		return out, nil
+	case *aCol:
+		col, err := lookup(rec, a.col)
+		if err != nil {
+			return nil, err
+		}
+		return numColumn(col, a.t, rows)
+	case *aNeg:
+		x, err := f.evalArith(rec, a.x, rows)
+		if err != nil {
+			return nil, err
+		}
+		x = x.cast(a.t, rows)
+		out := &nvec{t: a.t, null: x.null}
+		if x.f != nil {
+			out.f = make([]float64, rows)
+			for k, v := range x.f {
+				out.f[k] = math.Float64frombits(math.Float64bits(v) ^ 1<<63)
+			}
+			return out, nil
+		}
+		out.i = make([]int64, rows)
+		bits := intBits(a.t)
+		for k, v := range x.i {
+			out.i[k] = wrapSigned(-v, bits)
+		}
+		return out, nil
+	case *aBin:
+		l, err := f.evalArith(rec, a.l, rows)
+		if err != nil {
+			return nil, err
+		}
+		r, err := f.evalArith(rec, a.r, rows)
+		if err != nil {
+			return nil, err
+		}
+		l, r = l.cast(a.t, rows), r.cast(a.t, rows)
+		return binOp(a.op, a.t, l, r, rows)
+	}
+	return nil, fmt.Errorf("%w: unknown arithmetic node %T", ErrEval, a)
+}
+
+func binOp(op byte, t arrow.DataType, l, r *nvec, rows int) (*nvec, error) {
+	out := &nvec{t: t, null: orNull(l.null, r.null)}
+	switch {
+	case isFloat(t):
+		out.f = make([]float64, rows)
+		for k := range out.f {
+			x, y := l.f[k], r.f[k]
+			var z float64
+			switch op {
+			case '+':
+				z = x + y
+			case '-':
+				z = x - y
+			case '*':
+				z = x * y
+			case '/':
+				z = x / y
+			default:
+				z = fmod(x, y)
+			}
+			out.f[k] = roundTo(t, z)
+		}
+	case isSignedInt(t):
+		bits := intBits(t)
+		minV := int64(-1) << (bits - 1)
+		out.i = make([]int64, rows)
+		for k := range out.i {
+			x, y := l.i[k], r.i[k]
+			var z int64
+			switch op {
+			case '+':
+				z = x + y
+			case '-':
+				z = x - y
+			case '*':
+				z = x * y
+			default:
+				if out.isNull(k) {
+					continue
+				}
+				if y == 0 {
+					return nil, fmt.Errorf("%w: divide by zero", ErrArithmetic)
+				}
+				if x == minV && y == -1 {
+					return nil, fmt.Errorf("%w: overflow in %d %c %d (%s)", ErrArithmetic, x, op, y, t)
+				}
+				if op == '/' {
+					z = x / y
+				} else {
+					z = x % y
+				}
+			}
+			out.i[k] = wrapSigned(z, bits)
+		}
+	default:
+		bits := intBits(t)
+		out.u = make([]uint64, rows)
+		for k := range out.u {
+			x, y := l.u[k], r.u[k]
+			var z uint64
+			switch op {
+			case '+':
+				z = x + y
+			case '-':
+				z = x - y
+			case '*':
+				z = x * y
+			default:
+				if out.isNull(k) {
+					continue
+				}
+				if y == 0 {
+					return nil, fmt.Errorf("%w: divide by zero", ErrArithmetic)
+				}
+				if op == '/' {
+					z = x / y
+				} else {
+					z = x % y
+				}
+			}
+			out.u[k] = wrapUnsigned(z, bits)
+		}
+	}
+	return out, nil
+}
+
+// fmod is the C library's fmod as Lance 12 computes float % (measured
+// through the peer): a NaN operand propagates (the dividend's first), and
+// an infinite dividend or a zero divisor gives the default NaN of the
+// hardware, negative (so it sorts below -Inf), not Go's positive NaN.
+func fmod(x, y float64) float64 {
+	switch {
+	case math.IsNaN(x):
+		return x
+	case math.IsNaN(y):
+		return y
+	case math.IsInf(x, 0) || y == 0:
+		return math.Float64frombits(0xfff8000000000000)
+	}
+	return math.Mod(x, y)
+}
+
+// numColumn reads a numeric column (through a dictionary) as an nvec.
+func numColumn(col *column, t arrow.DataType, rows int) (*nvec, error) {
+	out := &nvec{t: t}
+	if !col.noNulls() {
+		out.null = make([]bool, rows)
+		for k := range out.null {
+			out.null[k] = col.null(k)
+		}
+	}
+	arr, idx := col.arr, func(k int) int { return k }
+	if d, ok := arr.(*array.Dictionary); ok {
+		arr, idx = d.Dictionary(), func(k int) int {
+			if d.IsNull(k) {
+				return -1
+			}
+			return d.GetValueIndex(k)
+		}
+	}
+	switch {
+	case isFloat(t):
+		out.f = make([]float64, rows)
+	case isSignedInt(t):
+		out.i = make([]int64, rows)
+	default:
+		out.u = make([]uint64, rows)
+	}
+	for k := 0; k < rows; k++ {
+		j := idx(k)
+		if j < 0 || out.isNull(k) {
+			continue
+		}
+		switch a := arr.(type) {
+		case *array.Int8:
+			out.i[k] = int64(a.Value(j))
+		case *array.Int16:
+			out.i[k] = int64(a.Value(j))
+		case *array.Int32:
+			out.i[k] = int64(a.Value(j))
+		case *array.Int64:
+			out.i[k] = a.Value(j)
+		case *array.Uint8:
+			out.u[k] = uint64(a.Value(j))
+		case *array.Uint16:
+			out.u[k] = uint64(a.Value(j))
+		case *array.Uint32:
+			out.u[k] = uint64(a.Value(j))
+		case *array.Uint64:
+			out.u[k] = a.Value(j)
+		case *array.Float16:
+			out.f[k] = floatorder.Float16ToFloat64(a.Value(j).Uint16())
+		case *array.Float32:
+			out.f[k] = float64(a.Value(j))
+		case *array.Float64:
+			out.f[k] = a.Value(j)
+		default:
+			return nil, fmt.Errorf("%w: column %q: %s is not numeric", ErrEval, col.arr.DataType(), arr.DataType())
+		}
+	}
+	return out, nil
+}
+
+func (f *Filter) evalExprCmp(rec arrow.RecordBatch, n *bExprCmp, rows int) ([]uint8, error) {
+	l, err := f.evalArith(rec, n.l, rows)
+	if err != nil {
+		return nil, err
+	}
+	r, err := f.evalArith(rec, n.r, rows)
+	if err != nil {
+		return nil, err
+	}
+	if n.t != nil {
+		l, r = l.cast(n.t, rows), r.cast(n.t, rows)
+	}
+	key := f64Key
+	if n.strict {
+		key = func(v float64) uint64 { return floatorder.Key64(math.Float64bits(v)) }
+	}
+	out := make([]uint8, rows)
+	for k := range out {
+		if l.isNull(k) || r.isNull(k) {
+			out[k] = tNull
+			continue
+		}
+		var c int
+		switch {
+		case n.t == nil:
+			c = cmpMixed(l, r, k)
+		case l.f != nil:
+			c = cmp.Compare(key(l.f[k]), key(r.f[k]))
+		case l.i != nil:
+			c = cmp.Compare(l.i[k], r.i[k])
+		default:
+			c = cmp.Compare(l.u[k], r.u[k])
+		}
+		out[k] = triOf(n.op.holds(c))
+	}
+	return out, nil
+}
+
+// cmpMixed compares row k of a signed and an unsigned integer vector
+// exactly.
+func cmpMixed(l, r *nvec, k int) int {
+	if l.i != nil {
+		if x := l.i[k]; x < 0 {
+			return -1
+		} else {
+			return cmp.Compare(uint64(x), r.u[k])
+		}
+	}
+	if y := r.i[k]; y < 0 {
+		return 1
+	} else {
+		return cmp.Compare(l.u[k], uint64(y))
+	}
+}
+
+func (f *Filter) evalColCmp(rec arrow.RecordBatch, n *bColCmp, rows int) ([]uint8, error) {
+	lc, err := lookup(rec, n.l)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := lookup(rec, n.r)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint8, rows)
+	for k := range out {
+		if lc.null(k) || rc.null(k) {
+			out[k] = tNull
+			continue
+		}
+		a, err := seedio.ValueAt(lc.arr, k)
+		if err != nil {
+			return nil, fmt.Errorf("%w: column %q: %v", ErrEval, n.l.name, err)
+		}
+		b, err := seedio.ValueAt(rc.arr, k)
+		if err != nil {
+			return nil, fmt.Errorf("%w: column %q: %v", ErrEval, n.r.name, err)
+		}
+		c, err := seedio.CompareValues(a, b)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s vs %s: %v", ErrEval, n.l.name, n.r.name, err)
+		}
+		out[k] = triOf(n.op.holds(c))
+	}
+	return out, nil
+}
