@@ -1,18 +1,14 @@
 package maint
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"gocloud.dev/blob"
 
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
@@ -176,14 +172,23 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	listings := listDirs(ctx, st, cleanupDirs)
-	versions, refs, err := listAndReadVersions(ctx, st)
-	res.Requests += 1 + len(versions)
+	versions, err := manifest.ListVersions(ctx, st.Bucket(), st.KeyPrefix())
+	res.Requests++
 	if err != nil {
 		return nil, err
 	}
 	if len(versions) == 0 {
 		return nil, fmt.Errorf("%w: %s has no versions", manifest.ErrNotFound, st)
 	}
+	slices.SortFunc(versions, func(a, b manifest.VersionInfo) int {
+		switch {
+		case a.Version < b.Version:
+			return -1
+		case a.Version > b.Version:
+			return 1
+		}
+		return 0
+	})
 	latest := versions[len(versions)-1].Version
 	res.Latest = latest
 	d := snapshot.NewDataset(st.String(), st)
@@ -238,6 +243,11 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 	}
 	removedFiles := fileSet{}
 	var removedManifests []manifest.VersionInfo
+	refs, err := readManifests(ctx, st, versions)
+	res.Requests += len(versions)
+	if err != nil {
+		return nil, err
+	}
 	for i, vi := range versions {
 		ts := refs[i].timestamp
 		remove := vi.Version != latest
@@ -400,94 +410,26 @@ type versionRefs struct {
 	files     []string
 }
 
-// listAndReadVersions lists _versions/ as manifest.ListVersions does
-// (detached versions left out, mixed naming schemes refused) and reads
-// each manifest, with ioConcurrency workers, as soon as the list page
-// naming it arrives, keeping of each only its versionRefs. Both slices
-// are in version order.
-func listAndReadVersions(ctx context.Context, st *store.Store) ([]manifest.VersionInfo, []versionRefs, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	b, root := st.Bucket(), st.KeyPrefix()
-	prefix := manifest.Join(root, manifest.VersionsDir) + "/"
-	jobs := make(chan manifest.VersionInfo, ioConcurrency)
-	var mu sync.Mutex
-	got := map[uint64]versionRefs{}
-	var readErr error
-	var wg sync.WaitGroup
-	for range ioConcurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for vi := range jobs {
-				if ctx.Err() != nil {
-					continue
-				}
-				f, err := manifest.ReadInfo(ctx, b, root, vi)
-				mu.Lock()
-				if err != nil {
-					if readErr == nil {
-						readErr = fmt.Errorf("version %d: %w", vi.Version, err)
-						cancel()
-					}
-				} else {
-					got[vi.Version] = versionRefs{f.Manifest.GetTimestamp().AsTime(), manifestFiles(f.Manifest, f.Indices())}
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	var versions []manifest.VersionInfo
-	var names []string
-	var listErr error
-	it := b.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
-	for listErr == nil {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			break
-		}
+// readManifests reads the manifests of versions with ioConcurrency
+// workers and keeps of each only its versionRefs.
+func readManifests(ctx context.Context, st *store.Store, versions []manifest.VersionInfo) ([]versionRefs, error) {
+	out := make([]versionRefs, len(versions))
+	errs := make([]error, len(versions))
+	forEach(ctx, len(versions), func(i int) {
+		vi := versions[i]
+		f, err := manifest.ReadInfo(ctx, st.Bucket(), st.KeyPrefix(), vi)
 		if err != nil {
-			listErr = fmt.Errorf("list %s: %w", prefix, err)
-			break
+			errs[i] = fmt.Errorf("version %d: %w", vi.Version, err)
+			return
 		}
-		if obj.IsDir {
-			continue
-		}
-		name := strings.TrimPrefix(obj.Key, prefix)
-		v, scheme, ok := manifest.ParseManifestName(name)
-		if !ok || manifest.IsDetached(v) {
-			continue
-		}
-		names = append(names, name)
-		vi := manifest.VersionInfo{Version: v, Scheme: scheme, Path: manifest.VersionsDir + "/" + name, Size: obj.Size, ModTime: obj.ModTime}
-		versions = append(versions, vi)
-		select {
-		case jobs <- vi:
-		case <-ctx.Done():
-			listErr = ctx.Err()
+		out[i] = versionRefs{f.Manifest.GetTimestamp().AsTime(), manifestFiles(f.Manifest, f.Indices())}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
 	}
-	close(jobs)
-	wg.Wait()
-	switch {
-	case readErr != nil:
-		return nil, nil, readErr
-	case listErr != nil:
-		return nil, nil, listErr
-	}
-	if _, err := manifest.DetectScheme(names); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", prefix, err)
-	}
-	slices.SortFunc(versions, func(a, b manifest.VersionInfo) int { return cmp.Compare(a.Version, b.Version) })
-	refs := make([]versionRefs, len(versions))
-	for i, vi := range versions {
-		r, ok := got[vi.Version]
-		if !ok {
-			return nil, nil, fmt.Errorf("%s: version %d: manifest not read", prefix, vi.Version)
-		}
-		refs[i] = r
-	}
-	return versions, refs, ctx.Err()
+	return out, ctx.Err()
 }
 
 // forEach calls fn(0…n-1) from min(n, ioConcurrency) workers; after ctx
