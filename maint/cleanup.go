@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lancekeeper/lancekeeper/manifest"
@@ -73,20 +74,30 @@ type CleanupResult struct {
 type fileSet map[string]bool
 
 func (s fileSet) addManifest(m *pb.Manifest, idx []*pb.IndexMetadata) {
+	for _, k := range manifestFiles(m, idx) {
+		s[k] = true
+	}
+}
+
+// manifestFiles lists the keys of the files a manifest references, as
+// fileSet records them (a file referenced through another base path is
+// prefixed "base:").
+func manifestFiles(m *pb.Manifest, idx []*pb.IndexMetadata) []string {
+	var out []string
 	for _, f := range m.GetFragments() {
 		for _, df := range f.GetFiles() {
 			if df.BaseId == nil {
-				s[manifest.DataDir+"/"+df.GetPath()] = true
+				out = append(out, manifest.DataDir+"/"+df.GetPath())
 			} else {
-				s["base:"+manifest.DataDir+"/"+df.GetPath()] = true
+				out = append(out, "base:"+manifest.DataDir+"/"+df.GetPath())
 			}
 		}
 		if d := f.GetDeletionFile(); d != nil {
 			if name, err := manifest.DeletionFileName(f.GetId(), d); err == nil {
 				if d.BaseId == nil {
-					s[manifest.DeletionsDir+"/"+name] = true
+					out = append(out, manifest.DeletionsDir+"/"+name)
 				} else {
-					s["base:"+manifest.DeletionsDir+"/"+name] = true
+					out = append(out, "base:"+manifest.DeletionsDir+"/"+name)
 				}
 			}
 		}
@@ -94,15 +105,16 @@ func (s fileSet) addManifest(m *pb.Manifest, idx []*pb.IndexMetadata) {
 	for _, ix := range idx {
 		if u, err := manifest.IndexUUID(ix); err == nil {
 			if ix.BaseId == nil {
-				s[manifest.IndicesDir+"/"+u+"/"] = true
+				out = append(out, manifest.IndicesDir+"/"+u+"/")
 			} else {
-				s["base:"+manifest.IndicesDir+"/"+u+"/"] = true
+				out = append(out, "base:"+manifest.IndicesDir+"/"+u+"/")
 			}
 		}
 	}
 	if p := manifest.TransactionPath(m); p != "" {
-		s[p] = true
+		out = append(out, p)
 	}
+	return out
 }
 
 // has reports whether key (a listed file) is referenced: directly, or as a
@@ -153,6 +165,13 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 		cutoff = t0.Add(-opts.OlderThan)
 	}
 	res := &CleanupResult{Cutoff: cutoff, DryRun: opts.DryRun}
+	// The four file directories are listed while the versions are listed
+	// and their manifests read: the listings do not depend on the
+	// manifests, and a file that appears after its directory was listed is
+	// simply not considered (a later cleanup sees it).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	listings := listDirs(ctx, st, cleanupDirs)
 	versions, err := manifest.ListVersions(ctx, st.Bucket(), st.KeyPrefix())
 	res.Requests++
 	if err != nil {
@@ -224,15 +243,13 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 	}
 	removedFiles := fileSet{}
 	var removedManifests []manifest.VersionInfo
-	files, err := readManifests(ctx, st, versions)
+	refs, err := readManifests(ctx, st, versions)
 	res.Requests += len(versions)
 	if err != nil {
 		return nil, err
 	}
 	for i, vi := range versions {
-		f := files[i]
-		m := f.Manifest
-		ts := m.GetTimestamp().AsTime()
+		ts := refs[i].timestamp
 		remove := vi.Version != latest
 		if opts.Before.IsZero() && opts.OlderThan == 0 {
 			// retain-versions only
@@ -253,12 +270,12 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 		if remove {
 			removedManifests = append(removedManifests, vi)
 			res.RemovedVersions = append(res.RemovedVersions, vi.Version)
-			for k := range collect(f) {
+			for _, k := range refs[i].files {
 				removedFiles[k] = true
 			}
 		} else {
 			res.KeptVersions = append(res.KeptVersions, vi.Version)
-			for k := range collect(f) {
+			for _, k := range refs[i].files {
 				keep[k] = true
 			}
 		}
@@ -285,13 +302,13 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 		victims = append(victims, victim{vi.Path, vi.Size})
 	}
 	unverifiedBefore := t0.Add(-UnverifiedThreshold)
-	for _, dir := range []string{manifest.DataDir, manifest.DeletionsDir, manifest.IndicesDir, manifest.TransactionsDir} {
-		objs, err := st.List(ctx, dir+"/", store.ListOptions{})
+	for i, dir := range cleanupDirs {
+		l := <-listings[i]
 		res.Requests++
-		if err != nil {
-			return nil, err
+		if l.err != nil {
+			return nil, l.err
 		}
-		for _, o := range objs {
+		for _, o := range l.objs {
 			if o.IsDir || keep.has(o.Key) || !o.ModTime.Before(cutoff) {
 				continue
 			}
@@ -358,54 +375,95 @@ func collect(f *manifest.File) fileSet {
 	return s
 }
 
-// readConcurrency bounds the manifest reads cleanup keeps in flight.
-const readConcurrency = 16
+// cleanupDirs are the directories whose files cleanup may delete.
+var cleanupDirs = [...]string{manifest.DataDir, manifest.DeletionsDir, manifest.IndicesDir, manifest.TransactionsDir}
 
-// readManifests reads the manifests of versions, readConcurrency at a time.
-func readManifests(ctx context.Context, st *store.Store, versions []manifest.VersionInfo) ([]*manifest.File, error) {
-	out := make([]*manifest.File, len(versions))
-	errs := make([]error, len(versions))
-	sem := make(chan struct{}, readConcurrency)
-	var wg sync.WaitGroup
-	for i, vi := range versions {
-		wg.Add(1)
-		sem <- struct{}{}
+type listing struct {
+	objs []store.ObjectInfo
+	err  error
+}
+
+// listDirs lists each of dirs (recursively) in its own goroutine; the
+// i-th channel receives the i-th listing.
+func listDirs(ctx context.Context, st *store.Store, dirs [len(cleanupDirs)]string) [len(cleanupDirs)]chan listing {
+	var out [len(cleanupDirs)]chan listing
+	for i, dir := range dirs {
+		out[i] = make(chan listing, 1)
 		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			f, err := manifest.ReadInfo(ctx, st.Bucket(), st.KeyPrefix(), vi)
-			if err != nil {
-				err = fmt.Errorf("version %d: %w", vi.Version, err)
-			}
-			out[i], errs[i] = f, err
+			objs, err := st.List(ctx, dir+"/", store.ListOptions{})
+			out[i] <- listing{objs, err}
 		}()
 	}
-	wg.Wait()
+	return out
+}
+
+// ioConcurrency bounds the manifest reads, and the deletes, cleanup keeps
+// in flight (object stores answer each in tens of milliseconds; local
+// directories serialize on their own locks).
+const ioConcurrency = 32
+
+// versionRefs is what cleanup needs of one manifest: its timestamp and the
+// files it references (manifestFiles), so that the decoded manifest need
+// not be kept.
+type versionRefs struct {
+	timestamp time.Time
+	files     []string
+}
+
+// readManifests reads the manifests of versions with ioConcurrency
+// workers and keeps of each only its versionRefs.
+func readManifests(ctx context.Context, st *store.Store, versions []manifest.VersionInfo) ([]versionRefs, error) {
+	out := make([]versionRefs, len(versions))
+	errs := make([]error, len(versions))
+	forEach(ctx, len(versions), func(i int) {
+		vi := versions[i]
+		f, err := manifest.ReadInfo(ctx, st.Bucket(), st.KeyPrefix(), vi)
+		if err != nil {
+			errs[i] = fmt.Errorf("version %d: %w", vi.Version, err)
+			return
+		}
+		out[i] = versionRefs{f.Manifest.GetTimestamp().AsTime(), manifestFiles(f.Manifest, f.Indices())}
+	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return out, ctx.Err()
 }
 
-// deleteAll deletes keys, readConcurrency at a time; a key already gone is
-// not an error.
-func deleteAll(ctx context.Context, st *store.Store, keys []string) error {
-	errs := make([]error, len(keys))
-	sem := make(chan struct{}, readConcurrency)
+// forEach calls fn(0…n-1) from min(n, ioConcurrency) workers; after ctx
+// is cancelled no further call starts.
+func forEach(ctx context.Context, n int, fn func(i int)) {
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i, k := range keys {
+	for range min(n, ioConcurrency) {
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			if err := st.Delete(ctx, k); err != nil && !errors.Is(err, store.ErrNotFound) {
-				errs[i] = fmt.Errorf("cleanup: deleting %s: %w", k, err)
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
 			}
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+}
+
+// deleteAll deletes keys with ioConcurrency workers; a key already gone
+// is not an error.
+func deleteAll(ctx context.Context, st *store.Store, keys []string) error {
+	errs := make([]error, len(keys))
+	forEach(ctx, len(keys), func(i int) {
+		if err := st.Delete(ctx, keys[i]); err != nil && !errors.Is(err, store.ErrNotFound) {
+			errs[i] = fmt.Errorf("cleanup: deleting %s: %w", keys[i], err)
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return ctx.Err()
 }

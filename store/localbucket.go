@@ -331,6 +331,12 @@ func (l *lister) walk(path, key string) error {
 		if l.lastDir != "" && strings.HasPrefix(e.key, l.lastDir) {
 			continue
 		}
+		if l.token != "" && e.key <= l.token {
+			// On an earlier page (and so is the directory entry it would
+			// collapse into, a prefix of it): no stat, or page n of a
+			// directory would stat every entry of pages 1…n again.
+			continue
+		}
 		fi, err := os.Lstat(filepath.Join(path, e.name))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
