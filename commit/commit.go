@@ -258,6 +258,9 @@ func (d *dataset) forward(ctx context.Context, from manifest.VersionInfo) (manif
 // hinted manifest that is missing falls back to the full discovery.
 func (d *dataset) loadLatest(ctx context.Context) (*manifest.File, manifest.VersionInfo, error) {
 	if writesHint(d.st) {
+		if f, info, ok := d.fromMemo(ctx); ok {
+			return f, info, nil
+		}
 		if raw, err := d.st.Get(ctx, manifest.VersionsDir+"/"+manifest.HintName); err == nil {
 			if v, err := manifest.DecodeHint(manifest.HintName, raw); err == nil && v != 0 && !manifest.IsDetached(v) {
 				hinted := manifest.VersionInfo{Version: v, Scheme: manifest.V2, Path: manifest.ManifestPath(manifest.V2, v), Size: -1}
@@ -538,6 +541,7 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if res.reserved {
 			out.ReservedFirst, out.ReservedLast = res.reservedFirst, res.reservedLast
 		}
+		rememberLatest(ctx, st, manifest.VersionInfo{Version: in.version, Scheme: scheme, Path: path, Size: int64(len(data))}, data)
 		out.HintError = writeHint(ctx, st, opts, in.version)
 		if opts.AfterCommit != nil {
 			opts.AfterCommit(ctx, out)

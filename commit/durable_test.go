@@ -81,6 +81,15 @@ func (p *powerLossStore) PutDeferred(ctx context.Context, key string, data []byt
 	return p.Store.PutDeferred(ctx, key, data)
 }
 
+// PutInPlace (the hint) is volatile as PutDeferred is.
+func (p *powerLossStore) PutInPlace(ctx context.Context, key string, data []byte) error {
+	if err := p.step("put-in-place", key); err != nil {
+		return err
+	}
+	p.mark([]string{key}, true)
+	return p.Store.PutInPlace(ctx, key, data)
+}
+
 func (p *powerLossStore) SyncKeys(ctx context.Context, keys []string) error {
 	if err := p.step("sync", strings.Join(keys, ",")); err != nil {
 		return err
@@ -193,7 +202,7 @@ func TestCrashSafety_BatchedDurability(t *testing.T) {
 		for _, s := range steps {
 			kinds = append(kinds, strings.Fields(s)[0])
 		}
-		want := []string{"deferred-writer", "deferred-writer", "deferred-writer", "sync-batch", "create", "put-deferred"}
+		want := []string{"deferred-writer", "deferred-writer", "deferred-writer", "sync-batch", "create", "put-in-place"}
 		if !slices.Equal(kinds, want) {
 			t.Fatalf("operations %q, want kinds %q", steps, want)
 		}
@@ -304,7 +313,7 @@ func TestCrashSafety_RetryAfterLostRace(t *testing.T) {
 		for _, s := range steps {
 			kinds = append(kinds, strings.Fields(s)[0])
 		}
-		want := []string{"deferred-writer", "deferred-writer", "deferred-writer", "sync-batch", "create", "sync-batch", "create", "put-deferred"}
+		want := []string{"deferred-writer", "deferred-writer", "deferred-writer", "sync-batch", "create", "sync-batch", "create", "put-in-place"}
 		if !slices.Equal(kinds, want) {
 			t.Fatalf("operations %q, want kinds %q", steps, want)
 		}

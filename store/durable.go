@@ -91,6 +91,29 @@ func (s *Store) PutDeferred(ctx context.Context, key string, data []byte) error 
 	return nil
 }
 
+// PutInPlace writes an object that needs neither atomicity nor durability
+// — the latest-version hint, which readers never trust (they check that the
+// next version is missing, and fall back to listing on a garbage hint). On
+// the local backend the bytes are written over the existing file in place
+// (created when missing): no temporary file, no rename, no fsync, so the
+// write adds no inode or directory change to the next journal commit. A
+// concurrent reader may see a torn mix of old and new bytes; a crash may
+// leave any prefix. Other backends: Put.
+func (s *Store) PutInPlace(ctx context.Context, key string, data []byte) error {
+	if s.kind != KindLocal {
+		return s.Put(ctx, key, data)
+	}
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	final := s.localPath(key)
+	_, err := inDir(final, func() (*rawFile, error) { return nil, overwriteRaw(final, data) })
+	return s.wrap("put", key, err)
+}
+
 // SyncKeys makes the objects under keys durable: on the local backend it
 // fsyncs every file and every distinct parent directory, all in parallel.
 // A key that does not exist is skipped (nothing to make durable). Other
