@@ -135,13 +135,23 @@ func (p *powerLossStore) CreateIfAbsent(ctx context.Context, key string, data []
 	return p.Store.CreateIfAbsent(ctx, key, data)
 }
 
-// lose deletes the volatile files, as a power loss may.
+// lose deletes the volatile files, as a power loss may, and leaves a torn
+// hint (it is written in place).
 func (p *powerLossStore) lose(t *testing.T) []string {
 	t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var lost []string
 	for k := range p.volatile {
+		if strings.HasSuffix(k, manifest.HintName) {
+			// The hint is written in place (PutInPlace): a crash may
+			// leave any prefix of it, or a mix of old and new bytes.
+			if err := os.WriteFile(filepath.Join(p.dir, filepath.FromSlash(k)), []byte(`{"versio`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			lost = append(lost, k)
+			continue
+		}
 		if err := os.Remove(filepath.Join(p.dir, filepath.FromSlash(k))); err != nil && !errors.Is(err, os.ErrNotExist) {
 			t.Fatal(err)
 		}
@@ -177,7 +187,8 @@ func checkDataReadable(t testing.TB, st Store) {
 
 // TestCrashSafety_BatchedDurability: the batched durable sequence
 // (commit/durable.go: data files, transaction file written without fsync;
-// one parallel sync batch; the manifest link; the hint without fsync)
+// one parallel sync batch; the manifest link; the hint in place, without
+// fsync, left torn by a crash)
 // survives a power loss at each of its steps (lance-table-format.md §5.1
 // write order). A crash loses every file that was not fsynced; afterwards
 // the dataset opens at the old version (crash before the manifest link) or
