@@ -88,6 +88,7 @@ func (s *Store) PutDeferred(ctx context.Context, key string, data []byte) error 
 		_ = os.Remove(name)
 		return s.wrap("put", key, err)
 	}
+	s.dropSync(final)
 	return nil
 }
 
@@ -129,20 +130,23 @@ func (s *Store) SyncKeys(ctx context.Context, keys []string) error {
 		}
 		paths = append(paths, s.localPath(k))
 	}
-	return s.wrap("sync", keys[0], syncParallel(ctx, paths, nil))
+	return s.wrap("sync", keys[0], s.syncParallel(ctx, paths, nil))
 }
 
 // syncParallel makes files (missing ones skipped; fdatasync), their
 // distinct parent directories (fsync) and extra (an open file, nil for
 // none; fsync) durable, concurrently: on a journaling filesystem the
-// fsyncs issued together share one journal commit.
-func syncParallel(ctx context.Context, files []string, extra *rawFile) error {
+// fsyncs issued together share one journal commit. A file whose early
+// sync is running or done (earlysync.go) is waited for, not synced again;
+// that sync covers its directory too.
+func (s *Store) syncParallel(ctx context.Context, files []string, extra *rawFile) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	type job struct {
-		path string
-		dir  bool
+		path  string
+		dir   bool
+		early *syncJob
 	}
 	var jobs []job
 	dirs := map[string]bool{}
@@ -152,6 +156,10 @@ func syncParallel(ctx context.Context, files []string, extra *rawFile) error {
 			continue
 		}
 		seen[p] = true
+		if e := s.takeSync(p); e != nil {
+			jobs = append(jobs, job{path: p, early: e})
+			continue
+		}
 		jobs = append(jobs, job{path: p})
 		if d := filepath.Dir(p); !dirs[d] {
 			dirs[d] = true
@@ -161,6 +169,9 @@ func syncParallel(ctx context.Context, files []string, extra *rawFile) error {
 	errs := make([]error, len(jobs)+1)
 	var wg sync.WaitGroup
 	for i, j := range jobs {
+		if j.early != nil {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -173,6 +184,12 @@ func syncParallel(ctx context.Context, files []string, extra *rawFile) error {
 	}
 	if extra != nil {
 		errs[len(jobs)] = extra.Sync() // on this goroutine
+	}
+	for i, j := range jobs {
+		if j.early != nil {
+			<-j.early.done
+			errs[i] = j.early.err
+		}
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -233,7 +250,7 @@ func (s *Store) CreateIfAbsentAfter(ctx context.Context, key string, data []byte
 		discard()
 		return false, s.wrap("create", key, err)
 	}
-	if err := syncParallel(ctx, paths, f); err != nil {
+	if err := s.syncParallel(ctx, paths, f); err != nil {
 		discard()
 		return false, s.wrap("create", key, err)
 	}
