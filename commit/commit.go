@@ -599,12 +599,20 @@ type published struct {
 // reports won=false when another writer's manifest holds the name. An
 // ambiguous failure (a timeout, a conditional PUT retried by the SDK after
 // the first one landed) is resolved by reading the name back: our own bytes
-// mean the commit happened. When even that is impossible the error wraps
-// ErrCommitOutcomeUnknown and the caller must not clean anything up.
+// mean the commit happened. When even that is impossible, or the manifest
+// is in place but the fsync of its name failed (store.ErrNotDurable), the
+// error wraps ErrCommitOutcomeUnknown and the caller must not clean
+// anything up.
 func publish(ctx context.Context, st Store, path string, data []byte, pending []pendingKey) (published, error) {
 	synced, cerr := createManifest(ctx, st, path, data, pending)
 	if cerr == nil {
 		return published{won: true, synced: synced}, nil
+	}
+	if errors.Is(cerr, store.ErrNotDurable) {
+		// Linked, so visible (other writers may build on it), but the
+		// fsync of its name failed: not a durable commit, and not one
+		// that can be cleaned up either.
+		return published{}, fmt.Errorf("%w: manifest %s is in place but was not made durable: %w", ErrCommitOutcomeUnknown, path, cerr)
 	}
 	got, gerr := st.Get(context.WithoutCancel(ctx), path)
 	switch {

@@ -372,3 +372,32 @@ func TestCrashSafety_RetryAfterLostRace(t *testing.T) {
 		})
 	}
 }
+
+// notDurableStore links the manifest but reports that the fsync of its
+// name failed, as CreateIfAbsentAfter does after a failed directory fsync.
+type notDurableStore struct{ *store.Store }
+
+func (n notDurableStore) CreateIfAbsentAfter(ctx context.Context, key string, data []byte, after []string) (bool, error) {
+	if _, err := n.Store.CreateIfAbsentAfter(ctx, key, data, after); err != nil {
+		return true, err
+	}
+	return true, fmt.Errorf("%w: injected fsync failure", store.ErrNotDurable)
+}
+
+// TestCrashSafety_FailedFsyncOfTheNameIsNoSuccess: a manifest linked to
+// its name whose directory fsync then failed is visible but not durable;
+// the commit must not report success (a power loss could still take the
+// version away) and must not invite a cleanup of its files: the error
+// wraps ErrCommitOutcomeUnknown (lance-table-format.md §5.1: the manifest
+// is the commit point, durable before the commit returns).
+func TestCrashSafety_FailedFsyncOfTheNameIsNoSuccess(t *testing.T) {
+	ctx := context.Background()
+	st := localStore(t)
+	if _, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 0), WriteOptions{Mode: ModeCreate}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := WriteArrow(ctx, notDurableStore{st}, testRecords(testArrowSchema, 1, 10, 10), WriteOptions{Mode: ModeAppend})
+	if !errors.Is(err, ErrCommitOutcomeUnknown) || !errors.Is(err, store.ErrNotDurable) {
+		t.Fatalf("got %v, want ErrCommitOutcomeUnknown wrapping store.ErrNotDurable", err)
+	}
+}

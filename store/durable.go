@@ -279,7 +279,15 @@ func (s *Store) CreateIfAbsentAfter(ctx context.Context, key string, data []byte
 		}
 		return true, s.wrap("create", key, fmt.Errorf("link %s (the filesystem must support hard links for an atomic create): %w", final, linkErr))
 	}
-	return true, s.wrap("create", key, syncDir(dir))
+	return true, s.wrap("create", key, notDurable(syncDir(dir)))
+}
+
+// notDurable marks the failure of the fsync after a successful link.
+func notDurable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrNotDurable, err)
 }
 
 // linkTemp links the durable temporary file tmp to final (EEXIST: final
@@ -296,5 +304,5 @@ func (s *Store) linkTemp(tmp, final string) error {
 	if rmErr != nil {
 		return fmt.Errorf("created %s but could not remove temporary %s: %w", final, tmp, rmErr)
 	}
-	return syncDir(filepath.Dir(final))
+	return notDurable(syncDir(filepath.Dir(final)))
 }
