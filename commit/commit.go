@@ -493,7 +493,17 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if t.del != nil {
 			pending = append(pending[:len(pending):len(pending)], t.del.pending...)
 		}
-		pub, err := publish(ctx, st, path, data, pending)
+		// The memo and the hint, written while the fsync of the
+		// manifest's name runs (then runs only once the manifest is in
+		// place; when it did not run, they are written below).
+		var hintErr error
+		posted := false
+		post := func() {
+			posted = true
+			rememberLatest(ctx, st, manifest.VersionInfo{Version: in.version, Scheme: scheme, Path: path, Size: int64(len(data))}, data)
+			hintErr = writeHint(ctx, st, opts, in.version)
+		}
+		pub, err := publish(ctx, st, path, data, pending, post)
 		if err != nil {
 			return nil, err
 		}
@@ -541,8 +551,10 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if res.reserved {
 			out.ReservedFirst, out.ReservedLast = res.reservedFirst, res.reservedLast
 		}
-		rememberLatest(ctx, st, manifest.VersionInfo{Version: in.version, Scheme: scheme, Path: path, Size: int64(len(data))}, data)
-		out.HintError = writeHint(ctx, st, opts, in.version)
+		if !posted {
+			post()
+		}
+		out.HintError = hintErr
 		if opts.AfterCommit != nil {
 			opts.AfterCommit(ctx, out)
 		}
@@ -603,8 +615,8 @@ type published struct {
 // is in place but the fsync of its name failed (store.ErrNotDurable), the
 // error wraps ErrCommitOutcomeUnknown and the caller must not clean
 // anything up.
-func publish(ctx context.Context, st Store, path string, data []byte, pending []pendingKey) (published, error) {
-	synced, cerr := createManifest(ctx, st, path, data, pending)
+func publish(ctx context.Context, st Store, path string, data []byte, pending []pendingKey, then func()) (published, error) {
+	synced, cerr := createManifest(ctx, st, path, data, pending, then)
 	if cerr == nil {
 		return published{won: true, synced: synced}, nil
 	}

@@ -122,7 +122,11 @@ func pendingFrom(st Store, keys []string) []pendingKey {
 // another store are synced first. synced reports that every pending object
 // is durable now (also when the create then lost the race), so a retry
 // need not sync them again.
-func createManifest(ctx context.Context, st Store, path string, data []byte, pending []pendingKey) (synced bool, err error) {
+//
+// then (unless nil) runs once the manifest is in place: on a *store.Store
+// while the fsync of its name runs (CreateIfAbsentAfterThen), elsewhere
+// not at all — the caller runs it itself when it did not.
+func createManifest(ctx context.Context, st Store, path string, data []byte, pending []pendingKey, then func()) (synced bool, err error) {
 	bs, batch := asBatch(st)
 	var mine []string
 	others := map[batchStore][]string{}
@@ -137,6 +141,11 @@ func createManifest(ctx context.Context, st Store, path string, data []byte, pen
 		if err := obs.SyncKeys(ctx, keys); err != nil {
 			return false, err
 		}
+	}
+	if s, ok := st.(*store.Store); ok && then != nil {
+		// Only the concrete store: a wrapper's own CreateIfAbsentAfter
+		// (fault injection in tests) must not be bypassed.
+		return s.CreateIfAbsentAfterThen(ctx, path, data, mine, then)
 	}
 	if batch {
 		return bs.CreateIfAbsentAfter(ctx, path, data, mine)

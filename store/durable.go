@@ -207,8 +207,27 @@ func (s *Store) syncParallel(ctx context.Context, files []string, extra *rawFile
 // once, without it (synced false). On other backends it is CreateIfAbsent
 // and synced is true: their writes were durable when acknowledged.
 func (s *Store) CreateIfAbsentAfter(ctx context.Context, key string, data []byte, after []string) (synced bool, err error) {
+	return s.CreateIfAbsentAfterThen(ctx, key, data, after, nil)
+}
+
+// CreateIfAbsentAfterThen is CreateIfAbsentAfter that runs then (unless
+// nil) once the object exists under key: on the local backend on the
+// calling goroutine right after the link, while the fsync of key's
+// directory runs on another, so that work the caller does after a
+// successful create anyway (the latest-version hint, which needs no
+// durability) overlaps that fsync; the method still returns only after
+// the fsync. then does not run when the create failed before the link (the
+// name existed, a sync of the batch failed); elsewhere it runs after the
+// create succeeded.
+func (s *Store) CreateIfAbsentAfterThen(ctx context.Context, key string, data []byte, after []string, then func()) (synced bool, err error) {
 	if s.kind != KindLocal {
-		return true, s.CreateIfAbsent(ctx, key, data)
+		if err := s.CreateIfAbsent(ctx, key, data); err != nil {
+			return true, err
+		}
+		if then != nil {
+			then()
+		}
+		return true, nil
 	}
 	if err := ValidateKey(key); err != nil {
 		return false, err
@@ -264,14 +283,14 @@ func (s *Store) CreateIfAbsentAfter(ctx context.Context, key string, data []byte
 			if err != nil {
 				return true, s.wrap("create", key, err)
 			}
-			return true, s.wrap("create", key, s.linkTemp(tmp, final))
+			return true, s.wrap("create", key, s.linkTempThen(tmp, final, then))
 		}
 		if cerr := f.Close(); linkErr == nil && cerr != nil {
 			linkErr = cerr
 		}
 	} else {
 		_ = f.Close()
-		return true, s.wrap("create", key, s.linkTemp(tmp, final))
+		return true, s.wrap("create", key, s.linkTempThen(tmp, final, then))
 	}
 	if linkErr != nil {
 		if errors.Is(linkErr, fs.ErrExist) {
@@ -279,7 +298,13 @@ func (s *Store) CreateIfAbsentAfter(ctx context.Context, key string, data []byte
 		}
 		return true, s.wrap("create", key, fmt.Errorf("link %s (the filesystem must support hard links for an atomic create): %w", final, linkErr))
 	}
-	return true, s.wrap("create", key, notDurable(syncDir(dir)))
+	if then == nil {
+		return true, s.wrap("create", key, notDurable(syncDir(dir)))
+	}
+	done := make(chan error, 1)
+	go func() { done <- syncDir(dir) }()
+	then()
+	return true, s.wrap("create", key, notDurable(<-done))
 }
 
 // notDurable marks the failure of the fsync after a successful link.
@@ -288,6 +313,15 @@ func notDurable(err error) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %w", ErrNotDurable, err)
+}
+
+// linkTempThen is linkTemp that runs then (unless nil) once final exists.
+func (s *Store) linkTempThen(tmp, final string, then func()) error {
+	err := s.linkTemp(tmp, final)
+	if then != nil && (err == nil || errors.Is(err, ErrNotDurable)) {
+		then()
+	}
+	return err
 }
 
 // linkTemp links the durable temporary file tmp to final (EEXIST: final

@@ -138,3 +138,32 @@ func TestEarlySync_StartedAtCloseAndConsumedByTheBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateIfAbsentAfterThen_RunsOnceTheNameExists: then runs after the
+// link (the manifest is readable under its name when it runs) and not at
+// all when the name was taken.
+func TestCreateIfAbsentAfterThen_RunsOnceTheNameExists(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ran := 0
+	then := func() {
+		ran++
+		if got, err := os.ReadFile(filepath.Join(dir, "_versions", "1.manifest")); err != nil || string(got) != "m" {
+			t.Errorf("then ran before the manifest was in place: %q, %v", got, err)
+		}
+	}
+	if _, err := s.CreateIfAbsentAfterThen(ctx, "_versions/1.manifest", []byte("m"), nil, then); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateIfAbsentAfterThen(ctx, "_versions/1.manifest", []byte("x"), nil, then); !errors.Is(err, ErrAlreadyExists) {
+		t.Fatalf("second create: %v", err)
+	}
+	if ran != 1 {
+		t.Fatalf("then ran %d times, want 1", ran)
+	}
+}
