@@ -51,7 +51,7 @@ func commitClone(ctx context.Context, d *dataset, t *Transaction, opts Options) 
 		return nil, err
 	}
 	path := manifest.ManifestPath(manifest.V2, in.version)
-	pub, err := publish(ctx, d.st, path, data, nil)
+	pub, err := publish(ctx, d.st, path, data, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -258,6 +258,9 @@ func (d *dataset) forward(ctx context.Context, from manifest.VersionInfo) (manif
 // hinted manifest that is missing falls back to the full discovery.
 func (d *dataset) loadLatest(ctx context.Context) (*manifest.File, manifest.VersionInfo, error) {
 	if writesHint(d.st) {
+		if f, info, ok := d.fromMemo(ctx); ok {
+			return f, info, nil
+		}
 		if raw, err := d.st.Get(ctx, manifest.VersionsDir+"/"+manifest.HintName); err == nil {
 			if v, err := manifest.DecodeHint(manifest.HintName, raw); err == nil && v != 0 && !manifest.IsDetached(v) {
 				hinted := manifest.VersionInfo{Version: v, Scheme: manifest.V2, Path: manifest.ManifestPath(manifest.V2, v), Size: -1}
@@ -490,7 +493,17 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if t.del != nil {
 			pending = append(pending[:len(pending):len(pending)], t.del.pending...)
 		}
-		pub, err := publish(ctx, st, path, data, pending)
+		// The memo and the hint, written while the fsync of the
+		// manifest's name runs (then runs only once the manifest is in
+		// place; when it did not run, they are written below).
+		var hintErr error
+		posted := false
+		post := func() {
+			posted = true
+			rememberLatest(ctx, st, manifest.VersionInfo{Version: in.version, Scheme: scheme, Path: path, Size: int64(len(data))}, data)
+			hintErr = writeHint(ctx, st, opts, in.version)
+		}
+		pub, err := publish(ctx, st, path, data, pending, post)
 		if err != nil {
 			return nil, err
 		}
@@ -538,7 +551,10 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if res.reserved {
 			out.ReservedFirst, out.ReservedLast = res.reservedFirst, res.reservedLast
 		}
-		out.HintError = writeHint(ctx, st, opts, in.version)
+		if !posted {
+			post()
+		}
+		out.HintError = hintErr
 		if opts.AfterCommit != nil {
 			opts.AfterCommit(ctx, out)
 		}
@@ -595,12 +611,20 @@ type published struct {
 // reports won=false when another writer's manifest holds the name. An
 // ambiguous failure (a timeout, a conditional PUT retried by the SDK after
 // the first one landed) is resolved by reading the name back: our own bytes
-// mean the commit happened. When even that is impossible the error wraps
-// ErrCommitOutcomeUnknown and the caller must not clean anything up.
-func publish(ctx context.Context, st Store, path string, data []byte, pending []pendingKey) (published, error) {
-	synced, cerr := createManifest(ctx, st, path, data, pending)
+// mean the commit happened. When even that is impossible, or the manifest
+// is in place but the fsync of its name failed (store.ErrNotDurable), the
+// error wraps ErrCommitOutcomeUnknown and the caller must not clean
+// anything up.
+func publish(ctx context.Context, st Store, path string, data []byte, pending []pendingKey, then func()) (published, error) {
+	synced, cerr := createManifest(ctx, st, path, data, pending, then)
 	if cerr == nil {
 		return published{won: true, synced: synced}, nil
+	}
+	if errors.Is(cerr, store.ErrNotDurable) {
+		// Linked, so visible (other writers may build on it), but the
+		// fsync of its name failed: not a durable commit, and not one
+		// that can be cleaned up either.
+		return published{}, fmt.Errorf("%w: manifest %s is in place but was not made durable: %w", ErrCommitOutcomeUnknown, path, cerr)
 	}
 	got, gerr := st.Get(context.WithoutCancel(ctx), path)
 	switch {

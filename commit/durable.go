@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/store"
 )
 
@@ -121,7 +122,11 @@ func pendingFrom(st Store, keys []string) []pendingKey {
 // another store are synced first. synced reports that every pending object
 // is durable now (also when the create then lost the race), so a retry
 // need not sync them again.
-func createManifest(ctx context.Context, st Store, path string, data []byte, pending []pendingKey) (synced bool, err error) {
+//
+// then (unless nil) runs once the manifest is in place: on a *store.Store
+// while the fsync of its name runs (CreateIfAbsentAfterThen), elsewhere
+// not at all — the caller runs it itself when it did not.
+func createManifest(ctx context.Context, st Store, path string, data []byte, pending []pendingKey, then func()) (synced bool, err error) {
 	bs, batch := asBatch(st)
 	var mine []string
 	others := map[batchStore][]string{}
@@ -137,16 +142,102 @@ func createManifest(ctx context.Context, st Store, path string, data []byte, pen
 			return false, err
 		}
 	}
+	if s, ok := st.(*store.Store); ok && then != nil {
+		// Only the concrete store: a wrapper's own CreateIfAbsentAfter
+		// (fault injection in tests) must not be bypassed.
+		return s.CreateIfAbsentAfterThen(ctx, path, data, mine, then)
+	}
 	if batch {
 		return bs.CreateIfAbsentAfter(ctx, path, data, mine)
 	}
 	return len(mine) == 0, st.CreateIfAbsent(ctx, path, data)
 }
 
-// putHint writes the latest-version hint, which needs no durability.
+// inPlaceStore writes an object with neither atomicity nor durability
+// (store.Store.PutInPlace).
+type inPlaceStore interface {
+	PutInPlace(ctx context.Context, key string, data []byte) error
+}
+
+// putHint writes the latest-version hint, which needs no durability and no
+// atomicity (readers never trust it; a torn or garbage hint only sends them
+// to the listing): in place where the store can (no temporary file, no
+// rename), else without fsync.
 func putHint(ctx context.Context, st Store, key string, data []byte) error {
+	if ip, ok := st.(inPlaceStore); ok {
+		return ip.PutInPlace(ctx, key, data)
+	}
 	if bs, ok := asBatch(st); ok {
 		return bs.PutDeferred(ctx, key, data)
 	}
 	return st.Put(ctx, key, data)
+}
+
+// memoStore keeps per-store state across commits (store.Store.Memo).
+type memoStore interface {
+	Memo(name string) any
+	SetMemo(name string, v any)
+	Identity(ctx context.Context, key string) (string, error)
+}
+
+// latestMemo is the manifest a commit through this store just published:
+// the next commit on the same dataset starts from it instead of reading
+// the hint and the manifest back (loadLatest). It is trusted only while
+// the next version is missing and the manifest file still has the identity
+// it had right after the link (store.Store.Identity: same inode, size and
+// times) — a dataset deleted and made again under the same path, or a
+// manifest replaced by hand, is read from the store as before.
+type latestMemo struct {
+	info  manifest.VersionInfo
+	data  []byte
+	ident string
+}
+
+func memoName(root string) string { return "commit/latest " + root }
+
+// rememberLatest records the manifest just published at info (local
+// stores only: elsewhere the identity costs a request, as much as the read
+// it saves). A newer memo is kept.
+func rememberLatest(ctx context.Context, st Store, info manifest.VersionInfo, data []byte) {
+	ms, ok := st.(memoStore)
+	if !ok || !writesHint(st) {
+		return
+	}
+	name := memoName(st.KeyPrefix())
+	if old, ok := ms.Memo(name).(*latestMemo); ok && old.info.Version > info.Version {
+		return
+	}
+	id, err := ms.Identity(ctx, info.Path)
+	if err != nil {
+		ms.SetMemo(name, nil)
+		return
+	}
+	ms.SetMemo(name, &latestMemo{info: info, data: data, ident: id})
+}
+
+// fromMemo returns the latest manifest from the memo of rememberLatest
+// when it is still the latest: its successor is missing (one existence
+// probe, as the hinted path makes) and the file is unchanged (one stat).
+func (d *dataset) fromMemo(ctx context.Context) (*manifest.File, manifest.VersionInfo, bool) {
+	ms, ok := d.st.(memoStore)
+	if !ok {
+		return nil, manifest.VersionInfo{}, false
+	}
+	m, ok := ms.Memo(memoName(d.root)).(*latestMemo)
+	if !ok {
+		return nil, manifest.VersionInfo{}, false
+	}
+	next, err := d.st.Exists(ctx, manifest.ManifestPath(m.info.Scheme, m.info.Version+1))
+	if err != nil || next {
+		return nil, manifest.VersionInfo{}, false
+	}
+	if id, err := ms.Identity(ctx, m.info.Path); err != nil || id != m.ident {
+		return nil, manifest.VersionInfo{}, false
+	}
+	f, err := manifest.Decode(manifest.Join(d.root, m.info.Path), m.data)
+	if err != nil {
+		return nil, manifest.VersionInfo{}, false
+	}
+	d.files[m.info.Version] = f
+	return f, m.info, true
 }

@@ -81,6 +81,15 @@ func (p *powerLossStore) PutDeferred(ctx context.Context, key string, data []byt
 	return p.Store.PutDeferred(ctx, key, data)
 }
 
+// PutInPlace (the hint) is volatile as PutDeferred is.
+func (p *powerLossStore) PutInPlace(ctx context.Context, key string, data []byte) error {
+	if err := p.step("put-in-place", key); err != nil {
+		return err
+	}
+	p.mark([]string{key}, true)
+	return p.Store.PutInPlace(ctx, key, data)
+}
+
 func (p *powerLossStore) SyncKeys(ctx context.Context, keys []string) error {
 	if err := p.step("sync", strings.Join(keys, ",")); err != nil {
 		return err
@@ -126,13 +135,23 @@ func (p *powerLossStore) CreateIfAbsent(ctx context.Context, key string, data []
 	return p.Store.CreateIfAbsent(ctx, key, data)
 }
 
-// lose deletes the volatile files, as a power loss may.
+// lose deletes the volatile files, as a power loss may, and leaves a torn
+// hint (it is written in place).
 func (p *powerLossStore) lose(t *testing.T) []string {
 	t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var lost []string
 	for k := range p.volatile {
+		if strings.HasSuffix(k, manifest.HintName) {
+			// The hint is written in place (PutInPlace): a crash may
+			// leave any prefix of it, or a mix of old and new bytes.
+			if err := os.WriteFile(filepath.Join(p.dir, filepath.FromSlash(k)), []byte(`{"versio`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			lost = append(lost, k)
+			continue
+		}
 		if err := os.Remove(filepath.Join(p.dir, filepath.FromSlash(k))); err != nil && !errors.Is(err, os.ErrNotExist) {
 			t.Fatal(err)
 		}
@@ -168,7 +187,8 @@ func checkDataReadable(t testing.TB, st Store) {
 
 // TestCrashSafety_BatchedDurability: the batched durable sequence
 // (commit/durable.go: data files, transaction file written without fsync;
-// one parallel sync batch; the manifest link; the hint without fsync)
+// one parallel sync batch; the manifest link; the hint in place, without
+// fsync, left torn by a crash)
 // survives a power loss at each of its steps (lance-table-format.md §5.1
 // write order). A crash loses every file that was not fsynced; afterwards
 // the dataset opens at the old version (crash before the manifest link) or
@@ -193,7 +213,7 @@ func TestCrashSafety_BatchedDurability(t *testing.T) {
 		for _, s := range steps {
 			kinds = append(kinds, strings.Fields(s)[0])
 		}
-		want := []string{"deferred-writer", "deferred-writer", "deferred-writer", "sync-batch", "create", "put-deferred"}
+		want := []string{"deferred-writer", "deferred-writer", "deferred-writer", "sync-batch", "create", "put-in-place"}
 		if !slices.Equal(kinds, want) {
 			t.Fatalf("operations %q, want kinds %q", steps, want)
 		}
@@ -304,7 +324,7 @@ func TestCrashSafety_RetryAfterLostRace(t *testing.T) {
 		for _, s := range steps {
 			kinds = append(kinds, strings.Fields(s)[0])
 		}
-		want := []string{"deferred-writer", "deferred-writer", "deferred-writer", "sync-batch", "create", "sync-batch", "create", "put-deferred"}
+		want := []string{"deferred-writer", "deferred-writer", "deferred-writer", "sync-batch", "create", "sync-batch", "create", "put-in-place"}
 		if !slices.Equal(kinds, want) {
 			t.Fatalf("operations %q, want kinds %q", steps, want)
 		}
@@ -350,5 +370,34 @@ func TestCrashSafety_RetryAfterLostRace(t *testing.T) {
 			}
 			checkDataReadable(t, st)
 		})
+	}
+}
+
+// notDurableStore links the manifest but reports that the fsync of its
+// name failed, as CreateIfAbsentAfter does after a failed directory fsync.
+type notDurableStore struct{ *store.Store }
+
+func (n notDurableStore) CreateIfAbsentAfter(ctx context.Context, key string, data []byte, after []string) (bool, error) {
+	if _, err := n.Store.CreateIfAbsentAfter(ctx, key, data, after); err != nil {
+		return true, err
+	}
+	return true, fmt.Errorf("%w: injected fsync failure", store.ErrNotDurable)
+}
+
+// TestCrashSafety_FailedFsyncOfTheNameIsNoSuccess: a manifest linked to
+// its name whose directory fsync then failed is visible but not durable;
+// the commit must not report success (a power loss could still take the
+// version away) and must not invite a cleanup of its files: the error
+// wraps ErrCommitOutcomeUnknown (lance-table-format.md §5.1: the manifest
+// is the commit point, durable before the commit returns).
+func TestCrashSafety_FailedFsyncOfTheNameIsNoSuccess(t *testing.T) {
+	ctx := context.Background()
+	st := localStore(t)
+	if _, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 0), WriteOptions{Mode: ModeCreate}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := WriteArrow(ctx, notDurableStore{st}, testRecords(testArrowSchema, 1, 10, 10), WriteOptions{Mode: ModeAppend})
+	if !errors.Is(err, ErrCommitOutcomeUnknown) || !errors.Is(err, store.ErrNotDurable) {
+		t.Fatalf("got %v, want ErrCommitOutcomeUnknown wrapping store.ErrNotDurable", err)
 	}
 }

@@ -88,7 +88,31 @@ func (s *Store) PutDeferred(ctx context.Context, key string, data []byte) error 
 		_ = os.Remove(name)
 		return s.wrap("put", key, err)
 	}
+	s.dropSync(final)
 	return nil
+}
+
+// PutInPlace writes an object that needs neither atomicity nor durability
+// — the latest-version hint, which readers never trust (they check that the
+// next version is missing, and fall back to listing on a garbage hint). On
+// the local backend the bytes are written over the existing file in place
+// (created when missing): no temporary file, no rename, no fsync, so the
+// write adds no inode or directory change to the next journal commit. A
+// concurrent reader may see a torn mix of old and new bytes; a crash may
+// leave any prefix. Other backends: Put.
+func (s *Store) PutInPlace(ctx context.Context, key string, data []byte) error {
+	if s.kind != KindLocal {
+		return s.Put(ctx, key, data)
+	}
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	final := s.localPath(key)
+	_, err := inDir(final, func() (*rawFile, error) { return nil, overwriteRaw(final, data) })
+	return s.wrap("put", key, err)
 }
 
 // SyncKeys makes the objects under keys durable: on the local backend it
@@ -106,20 +130,23 @@ func (s *Store) SyncKeys(ctx context.Context, keys []string) error {
 		}
 		paths = append(paths, s.localPath(k))
 	}
-	return s.wrap("sync", keys[0], syncParallel(ctx, paths, nil))
+	return s.wrap("sync", keys[0], s.syncParallel(ctx, paths, nil))
 }
 
 // syncParallel makes files (missing ones skipped; fdatasync), their
 // distinct parent directories (fsync) and extra (an open file, nil for
 // none; fsync) durable, concurrently: on a journaling filesystem the
-// fsyncs issued together share one journal commit.
-func syncParallel(ctx context.Context, files []string, extra *rawFile) error {
+// fsyncs issued together share one journal commit. A file whose early
+// sync is running or done (earlysync.go) is waited for, not synced again;
+// that sync covers its directory too.
+func (s *Store) syncParallel(ctx context.Context, files []string, extra *rawFile) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	type job struct {
-		path string
-		dir  bool
+		path  string
+		dir   bool
+		early *syncJob
 	}
 	var jobs []job
 	dirs := map[string]bool{}
@@ -129,6 +156,10 @@ func syncParallel(ctx context.Context, files []string, extra *rawFile) error {
 			continue
 		}
 		seen[p] = true
+		if e := s.takeSync(p); e != nil {
+			jobs = append(jobs, job{path: p, early: e})
+			continue
+		}
 		jobs = append(jobs, job{path: p})
 		if d := filepath.Dir(p); !dirs[d] {
 			dirs[d] = true
@@ -138,6 +169,9 @@ func syncParallel(ctx context.Context, files []string, extra *rawFile) error {
 	errs := make([]error, len(jobs)+1)
 	var wg sync.WaitGroup
 	for i, j := range jobs {
+		if j.early != nil {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -150,6 +184,12 @@ func syncParallel(ctx context.Context, files []string, extra *rawFile) error {
 	}
 	if extra != nil {
 		errs[len(jobs)] = extra.Sync() // on this goroutine
+	}
+	for i, j := range jobs {
+		if j.early != nil {
+			<-j.early.done
+			errs[i] = j.early.err
+		}
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -167,8 +207,27 @@ func syncParallel(ctx context.Context, files []string, extra *rawFile) error {
 // once, without it (synced false). On other backends it is CreateIfAbsent
 // and synced is true: their writes were durable when acknowledged.
 func (s *Store) CreateIfAbsentAfter(ctx context.Context, key string, data []byte, after []string) (synced bool, err error) {
+	return s.CreateIfAbsentAfterThen(ctx, key, data, after, nil)
+}
+
+// CreateIfAbsentAfterThen is CreateIfAbsentAfter that runs then (unless
+// nil) once the object exists under key: on the local backend on the
+// calling goroutine right after the link, while the fsync of key's
+// directory runs on another, so that work the caller does after a
+// successful create anyway (the latest-version hint, which needs no
+// durability) overlaps that fsync; the method still returns only after
+// the fsync. then does not run when the create failed before the link (the
+// name existed, a sync of the batch failed); elsewhere it runs after the
+// create succeeded.
+func (s *Store) CreateIfAbsentAfterThen(ctx context.Context, key string, data []byte, after []string, then func()) (synced bool, err error) {
 	if s.kind != KindLocal {
-		return true, s.CreateIfAbsent(ctx, key, data)
+		if err := s.CreateIfAbsent(ctx, key, data); err != nil {
+			return true, err
+		}
+		if then != nil {
+			then()
+		}
+		return true, nil
 	}
 	if err := ValidateKey(key); err != nil {
 		return false, err
@@ -210,7 +269,7 @@ func (s *Store) CreateIfAbsentAfter(ctx context.Context, key string, data []byte
 		discard()
 		return false, s.wrap("create", key, err)
 	}
-	if err := syncParallel(ctx, paths, f); err != nil {
+	if err := s.syncParallel(ctx, paths, f); err != nil {
 		discard()
 		return false, s.wrap("create", key, err)
 	}
@@ -224,14 +283,14 @@ func (s *Store) CreateIfAbsentAfter(ctx context.Context, key string, data []byte
 			if err != nil {
 				return true, s.wrap("create", key, err)
 			}
-			return true, s.wrap("create", key, s.linkTemp(tmp, final))
+			return true, s.wrap("create", key, s.linkTempThen(tmp, final, then))
 		}
 		if cerr := f.Close(); linkErr == nil && cerr != nil {
 			linkErr = cerr
 		}
 	} else {
 		_ = f.Close()
-		return true, s.wrap("create", key, s.linkTemp(tmp, final))
+		return true, s.wrap("create", key, s.linkTempThen(tmp, final, then))
 	}
 	if linkErr != nil {
 		if errors.Is(linkErr, fs.ErrExist) {
@@ -239,7 +298,30 @@ func (s *Store) CreateIfAbsentAfter(ctx context.Context, key string, data []byte
 		}
 		return true, s.wrap("create", key, fmt.Errorf("link %s (the filesystem must support hard links for an atomic create): %w", final, linkErr))
 	}
-	return true, s.wrap("create", key, syncDir(dir))
+	if then == nil {
+		return true, s.wrap("create", key, notDurable(syncDir(dir)))
+	}
+	done := make(chan error, 1)
+	go func() { done <- syncDir(dir) }()
+	then()
+	return true, s.wrap("create", key, notDurable(<-done))
+}
+
+// notDurable marks the failure of the fsync after a successful link.
+func notDurable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrNotDurable, err)
+}
+
+// linkTempThen is linkTemp that runs then (unless nil) once final exists.
+func (s *Store) linkTempThen(tmp, final string, then func()) error {
+	err := s.linkTemp(tmp, final)
+	if then != nil && (err == nil || errors.Is(err, ErrNotDurable)) {
+		then()
+	}
+	return err
 }
 
 // linkTemp links the durable temporary file tmp to final (EEXIST: final
@@ -256,5 +338,5 @@ func (s *Store) linkTemp(tmp, final string) error {
 	if rmErr != nil {
 		return fmt.Errorf("created %s but could not remove temporary %s: %w", final, tmp, rmErr)
 	}
-	return syncDir(filepath.Dir(final))
+	return notDurable(syncDir(filepath.Dir(final)))
 }

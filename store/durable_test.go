@@ -81,3 +81,89 @@ func TestCreateIfAbsentAfter_Sequence(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEarlySync_StartedAtCloseAndConsumedByTheBatch: a deferred write's
+// Close starts its sync (earlysync.go); the commit point waits for it and
+// forgets it; a file replaced under the same name (PutDeferred) forgets
+// its early sync, so the batch syncs the replacement; the manifest is
+// linked and every file reads back complete.
+func TestEarlySync_StartedAtCloseAndConsumedByTheBatch(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	put := func(key, body string) {
+		t.Helper()
+		w, err := s.NewDeferredWriter(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("data/a.lance", "aaaa")
+	put("_transactions/1-x.txn", "old")
+	early := func(key string) bool {
+		s.syncs.mu.Lock()
+		defer s.syncs.mu.Unlock()
+		return s.syncs.m[s.localPath(key)] != nil
+	}
+	if !early("data/a.lance") || !early("_transactions/1-x.txn") {
+		t.Fatal("Close of a deferred write did not start its sync")
+	}
+	if err := s.PutDeferred(ctx, "_transactions/1-x.txn", []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if early("_transactions/1-x.txn") {
+		t.Fatal("a replaced file kept the early sync of the file it replaced")
+	}
+	synced, err := s.CreateIfAbsentAfter(ctx, "_versions/1.manifest", []byte("m"), []string{"data/a.lance", "_transactions/1-x.txn"})
+	if err != nil || !synced {
+		t.Fatalf("synced %v, %v", synced, err)
+	}
+	if early("data/a.lance") {
+		t.Fatal("the batch did not consume the early sync")
+	}
+	for key, want := range map[string]string{"data/a.lance": "aaaa", "_transactions/1-x.txn": "new", "_versions/1.manifest": "m"} {
+		got, err := os.ReadFile(filepath.Join(dir, key))
+		if err != nil || string(got) != want {
+			t.Fatalf("%s: %q, %v", key, got, err)
+		}
+	}
+}
+
+// TestCreateIfAbsentAfterThen_RunsOnceTheNameExists: then runs after the
+// link (the manifest is readable under its name when it runs) and not at
+// all when the name was taken.
+func TestCreateIfAbsentAfterThen_RunsOnceTheNameExists(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ran := 0
+	then := func() {
+		ran++
+		if got, err := os.ReadFile(filepath.Join(dir, "_versions", "1.manifest")); err != nil || string(got) != "m" {
+			t.Errorf("then ran before the manifest was in place: %q, %v", got, err)
+		}
+	}
+	if _, err := s.CreateIfAbsentAfterThen(ctx, "_versions/1.manifest", []byte("m"), nil, then); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateIfAbsentAfterThen(ctx, "_versions/1.manifest", []byte("x"), nil, then); !errors.Is(err, ErrAlreadyExists) {
+		t.Fatalf("second create: %v", err)
+	}
+	if ran != 1 {
+		t.Fatalf("then ran %d times, want 1", ran)
+	}
+}

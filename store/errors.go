@@ -23,6 +23,10 @@ var (
 	// ErrSymlink: a local key's path goes through a symbolic link (see
 	// CheckNoSymlinks).
 	ErrSymlink = errors.New("path goes through a symbolic link")
+	// ErrNotDurable: a create-if-absent linked the object to its name (it
+	// exists and is visible) but the fsync that makes the name durable
+	// failed, so a crash may still lose it.
+	ErrNotDurable = errors.New("object created but not made durable")
 	// ErrInvalidOptions: DoctorOptions out of range.
 	ErrInvalidOptions = errors.New("invalid options")
 )

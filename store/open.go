@@ -32,6 +32,12 @@ type Store struct {
 	// with, which OpenBase gives base paths on the same scheme and host.
 	scheme, host string
 	conn         url.Values
+	// memo is the cache of Memo/SetMemo, shared by the stores Sub makes
+	// (nil: no cache).
+	memo *memoTable
+	// syncs are the early syncs of deferred writes (earlysync.go; nil:
+	// none), shared by the stores Sub makes.
+	syncs *syncTable
 }
 
 // Open opens the store named by rawURL:
@@ -142,7 +148,7 @@ func FromBucket(b *blob.Bucket, prefix string, atomicCreate bool) (*Store, error
 }
 
 func newStore(kind Kind, display string, b *blob.Bucket, prefix string) *Store {
-	return &Store{kind: kind, guar: guaranteesFor(kind), display: redact(display), bucket: b, prefix: prefix, owned: true}
+	return &Store{kind: kind, guar: guaranteesFor(kind), display: redact(display), bucket: b, prefix: prefix, owned: true, memo: &memoTable{}, syncs: &syncTable{}}
 }
 
 // withConn records the scheme, host and connection query parameters of a

@@ -4,6 +4,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 
@@ -174,4 +175,46 @@ func readFileRaw(path string) ([]byte, error) {
 		}
 		buf = buf[:len(buf)+n]
 	}
+}
+
+// overwriteRaw writes data over the file at path in place (created when
+// missing): open without O_TRUNC, one pwrite at offset 0, ftruncate to
+// len(data), close. No temporary file, no rename: no inode is allocated and
+// no directory changes, so the next fsync's journal commit carries none of
+// it. A concurrent reader may see a mix of the old and new bytes.
+func overwriteRaw(path string, data []byte) error {
+	f, err := openRaw(path, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for n < len(data) && err == nil {
+		var m int
+		m, err = unix.Pwrite(f.fd, data[n:], int64(n))
+		switch {
+		case err == unix.EINTR:
+			err = nil
+		case err != nil:
+			err = pathErr("pwrite", path, err)
+		case m == 0:
+			err = pathErr("pwrite", path, unix.EIO)
+		}
+		n += m
+	}
+	if err == nil {
+		err = pathErr("ftruncate", path, ignoringEINTR(func() error { return unix.Ftruncate(f.fd, int64(len(data))) }))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// localIdentity is Store.Identity of a local file: one lstat(2).
+func localIdentity(path string) (string, error) {
+	var st unix.Stat_t
+	if err := ignoringEINTR(func() error { return unix.Lstat(path, &st) }); err != nil {
+		return "", pathErr("lstat", path, err)
+	}
+	return fmt.Sprintf("%d/%d/%d/%d.%d/%d.%d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec), nil
 }

@@ -77,6 +77,10 @@ func (w *Writer) Close() error {
 	if w.f != nil {
 		name := w.f.Name()
 		err := w.ctx.Err()
+		if err == nil && w.deferSync {
+			// Final now: its sync starts while the commit goes on.
+			return w.s.wrap("write", w.key, w.s.startSync(name, w.f))
+		}
 		if err == nil && !w.deferSync {
 			err = w.f.Sync()
 		}

@@ -7,6 +7,7 @@
 //       N appends of the IPC file's rows (Table.add, mode append), one table
 //       handle opened before the clock starts, as an application would;
 //       with W writers, W handles append concurrently (N each; ops = N*W).
+//       metrics.cpu_s: CPU time of this node process (process.cpuUsage).
 //   bench-count DIR [--n N]
 //       N times: a fresh connection, open the table at its latest version,
 //       countRows() — the cost of discovering and loading the latest version.
@@ -36,12 +37,14 @@ export function benchCommands(h) {
     try {
       const tables = [];
       for (let w = 0; w < writers; w++) tables.push(await ds.open());
+      const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       await Promise.all(tables.map(async (t) => {
         for (let i = 0; i < n; i++) await L("add", () => t.inner.add(buf, "append"));
       }));
       const ns = process.hrtime.bigint() - t0;
-      return { ns: ns.toString(), ops: n * writers };
+      const c = process.cpuUsage(c0);
+      return { ns: ns.toString(), ops: n * writers, metrics: { cpu_s: (c.user + c.system) / 1e6 } };
     } finally {
       ds.cleanup();
     }
