@@ -265,6 +265,65 @@ func (b *binder) bindExprCmp(n *exprCmpNode) (bnode, error) {
 	return &bExprCmp{op: op, l: l, r: r, t: t, strict: strict}, nil
 }
 
+// bExprIsNull is "x IS [NOT] NULL" for an arithmetic x.
+type bExprIsNull struct {
+	x   aexpr
+	neg bool
+}
+
+// bindExprTest binds IN, BETWEEN and IS [NOT] NULL applied to arithmetic
+// as DataFusion plans them: x IN (a, b) is x = a OR x = b, x BETWEEN lo
+// AND hi is x >= lo AND x <= hi, NOT negates (SQL three-valued logic
+// makes these exact, NULLs in the list included). LIKE and IS TRUE/FALSE
+// on a number are refused, as Lance 12 refuses them.
+func (b *binder) bindExprTest(n *exprTestNode) (bnode, error) {
+	cmpWith := func(op string, l *litNode) (bnode, error) {
+		return b.bindExprCmp(&exprCmpNode{op: op, l: n.x, r: l, off: l.off})
+	}
+	var out bnode
+	switch n.kind {
+	case testIn:
+		for _, l := range n.lits {
+			c, err := cmpWith("=", l)
+			if err != nil {
+				return nil, err
+			}
+			if out == nil {
+				out = c
+			} else {
+				out = &bLogic{and: false, l: out, r: c}
+			}
+		}
+	case testBetween:
+		lo, err := cmpWith(">=", n.lits[0])
+		if err != nil {
+			return nil, err
+		}
+		hi, err := cmpWith("<=", n.lits[1])
+		if err != nil {
+			return nil, err
+		}
+		out = &bLogic{and: true, l: lo, r: hi}
+	case testNull:
+		x, err := b.bindArith(n.x)
+		if err != nil {
+			return nil, err
+		}
+		return &bExprIsNull{x: x, neg: n.neg}, nil
+	case testBool:
+		return nil, typeErr(n.off, "", "IS TRUE/FALSE needs a boolean column, not an arithmetic expression")
+	default:
+		if _, err := b.bindArith(n.x); err != nil {
+			return nil, err
+		}
+		return nil, typeErr(n.off, "", "LIKE needs a string column, not a number (Lance 12 refuses it too)")
+	}
+	if n.neg {
+		return &bNot{x: out}, nil
+	}
+	return out, nil
+}
+
 // ---- evaluation ----
 
 // nvec is a numeric vector: signed integers in i, unsigned in u, floats
@@ -358,7 +417,7 @@ func (v *nvec) cast(t arrow.DataType, rows int) *nvec {
 	return out
 }
 
-func (f *Filter) evalArith(rec arrow.RecordBatch, a aexpr, rows int) (*nvec, error) {
+func (f *Filter) evalArith(rec arrow.RecordBatch, a aexpr, rows int, live []bool) (*nvec, error) {
 	switch a := a.(type) {
 	case *aLit:
 		out := &nvec{t: a.t}
@@ -396,7 +455,7 @@ func (f *Filter) evalArith(rec arrow.RecordBatch, a aexpr, rows int) (*nvec, err
 		}
 		return numColumn(col, a.t, rows)
 	case *aNeg:
-		x, err := f.evalArith(rec, a.x, rows)
+		x, err := f.evalArith(rec, a.x, rows, live)
 		if err != nil {
 			return nil, err
 		}
@@ -416,21 +475,21 @@ func (f *Filter) evalArith(rec arrow.RecordBatch, a aexpr, rows int) (*nvec, err
 		}
 		return out, nil
 	case *aBin:
-		l, err := f.evalArith(rec, a.l, rows)
+		l, err := f.evalArith(rec, a.l, rows, live)
 		if err != nil {
 			return nil, err
 		}
-		r, err := f.evalArith(rec, a.r, rows)
+		r, err := f.evalArith(rec, a.r, rows, live)
 		if err != nil {
 			return nil, err
 		}
 		l, r = l.cast(a.t, rows), r.cast(a.t, rows)
-		return binOp(a.op, a.t, l, r, rows)
+		return binOp(a.op, a.t, l, r, rows, live)
 	}
 	return nil, fmt.Errorf("%w: unknown arithmetic node %T", ErrEval, a)
 }
 
-func binOp(op byte, t arrow.DataType, l, r *nvec, rows int) (*nvec, error) {
+func binOp(op byte, t arrow.DataType, l, r *nvec, rows int, live []bool) (*nvec, error) {
 	out := &nvec{t: t, null: orNull(l.null, r.null)}
 	switch {
 	case isFloat(t):
@@ -467,7 +526,7 @@ func binOp(op byte, t arrow.DataType, l, r *nvec, rows int) (*nvec, error) {
 			case '*':
 				z = x * y
 			default:
-				if out.isNull(k) {
+				if out.isNull(k) || (live != nil && !live[k]) {
 					continue
 				}
 				if y == 0 {
@@ -498,7 +557,7 @@ func binOp(op byte, t arrow.DataType, l, r *nvec, rows int) (*nvec, error) {
 			case '*':
 				z = x * y
 			default:
-				if out.isNull(k) {
+				if out.isNull(k) || (live != nil && !live[k]) {
 					continue
 				}
 				if y == 0 {
@@ -593,12 +652,12 @@ func numColumn(col *column, t arrow.DataType, rows int) (*nvec, error) {
 	return out, nil
 }
 
-func (f *Filter) evalExprCmp(rec arrow.RecordBatch, n *bExprCmp, rows int) ([]uint8, error) {
-	l, err := f.evalArith(rec, n.l, rows)
+func (f *Filter) evalExprCmp(rec arrow.RecordBatch, n *bExprCmp, rows int, live []bool) ([]uint8, error) {
+	l, err := f.evalArith(rec, n.l, rows, live)
 	if err != nil {
 		return nil, err
 	}
-	r, err := f.evalArith(rec, n.r, rows)
+	r, err := f.evalArith(rec, n.r, rows, live)
 	if err != nil {
 		return nil, err
 	}
@@ -679,3 +738,58 @@ func (f *Filter) evalColCmp(rec arrow.RecordBatch, n *bColCmp, rows int) ([]uint
 	}
 	return out, nil
 }
+
+// MayFail reports whether evaluating the filter can fail on some rows
+// (ErrArithmetic): it holds an integer division or remainder whose
+// divisor is not a literal other than 0 and -1. Lance 12 evaluates such a
+// predicate on every row of every batch its short-circuits do not skip,
+// so a scan must not prune zones by seeds or indices for it (a zone
+// skipped could be the one that fails the query).
+func (f *Filter) MayFail() bool { return mayFail(f.root) }
+
+func mayFail(n bnode) bool {
+	switch n := n.(type) {
+	case *bLogic:
+		return mayFail(n.l) || mayFail(n.r)
+	case *bNot:
+		return mayFail(n.x)
+	case *bExprCmp:
+		return arithMayFail(n.l) || arithMayFail(n.r)
+	case *bExprIsNull:
+		return arithMayFail(n.x)
+	}
+	return false
+}
+
+func arithMayFail(a aexpr) bool {
+	switch a := a.(type) {
+	case *aNeg:
+		return arithMayFail(a.x)
+	case *aBin:
+		if arithMayFail(a.l) || arithMayFail(a.r) {
+			return true
+		}
+		if a.op != '/' && a.op != '%' {
+			return checked(a.t)
+		}
+		if isFloat(a.t) {
+			return false
+		}
+		lit, ok := a.r.(*aLit)
+		if !ok || lit.null {
+			return !ok
+		}
+		switch {
+		case isSignedInt(lit.t):
+			return lit.i == 0 || lit.i == -1
+		case isUnsignedInt(lit.t):
+			return lit.u == 0
+		}
+		return lit.f == 0 || lit.f == -1 || checked(a.t)
+	}
+	return false
+}
+
+// checked reports whether arithmetic in t fails on overflow (decimals)
+// instead of wrapping (integers) or rounding (floats).
+func checked(t arrow.DataType) bool { return t != nil && t.ID() == arrow.DECIMAL128 }

@@ -390,6 +390,8 @@ func (b *binder) bind(n node) (bnode, error) {
 		return &bIsBool{col: c, val: n.val, neg: n.neg}, nil
 	case *exprCmpNode:
 		return b.bindExprCmp(n)
+	case *exprTestNode:
+		return b.bindExprTest(n)
 	case *arithNode, *negNode:
 		return nil, typeErr(n.offset(), "", "arithmetic is not a predicate (compare it with a value)")
 	case *likeNode:
@@ -561,7 +563,7 @@ func (b *binder) toPrune(n node, neg bool) (pnode, error) {
 			return eq(n.val), nil
 		}
 		return or(eq(!n.val), b.term(c, seedio.Predicate{Op: seedio.OpIsNull}, c.name+" IS NULL")), nil
-	case *exprCmpNode:
+	case *exprCmpNode, *exprTestNode:
 		// Arithmetic or two columns: nothing a single column's bounds
 		// decide (R65: unknown keeps every row).
 		return &pAll{}, nil

@@ -321,26 +321,48 @@ type exprCmpNode struct {
 	off  int
 }
 
+// exprTestNode is IN (lits), BETWEEN lits[0] AND lits[1], IS [NOT] NULL,
+// IS [NOT] TRUE/FALSE or LIKE applied to an expression that is not a
+// plain column (arithmetic, a literal).
+type exprTestNode struct {
+	kind testKind
+	x    node
+	lits []*litNode
+	neg  bool
+	off  int
+}
+
+type testKind int
+
+const (
+	testIn testKind = iota
+	testBetween
+	testNull
+	testBool
+	testLike
+)
+
 // constNode is a boolean or NULL literal used as a predicate.
 type constNode struct {
 	lit *litNode
 }
 
-func (n *refNode) offset() int     { return n.off }
-func (n *litNode) offset() int     { return n.off }
-func (n *cmpNode) offset() int     { return n.off }
-func (n *logicNode) offset() int   { return n.off }
-func (n *notNode) offset() int     { return n.off }
-func (n *inNode) offset() int      { return n.off }
-func (n *betweenNode) offset() int { return n.off }
-func (n *isNullNode) offset() int  { return n.off }
-func (n *isBoolNode) offset() int  { return n.off }
-func (n *callNode) offset() int    { return n.off }
-func (n *likeNode) offset() int    { return n.off }
-func (n *constNode) offset() int   { return n.lit.off }
-func (n *arithNode) offset() int   { return n.off }
-func (n *negNode) offset() int     { return n.off }
-func (n *exprCmpNode) offset() int { return n.off }
+func (n *refNode) offset() int      { return n.off }
+func (n *litNode) offset() int      { return n.off }
+func (n *cmpNode) offset() int      { return n.off }
+func (n *logicNode) offset() int    { return n.off }
+func (n *notNode) offset() int      { return n.off }
+func (n *inNode) offset() int       { return n.off }
+func (n *betweenNode) offset() int  { return n.off }
+func (n *isNullNode) offset() int   { return n.off }
+func (n *isBoolNode) offset() int   { return n.off }
+func (n *callNode) offset() int     { return n.off }
+func (n *likeNode) offset() int     { return n.off }
+func (n *constNode) offset() int    { return n.lit.off }
+func (n *arithNode) offset() int    { return n.off }
+func (n *negNode) offset() int      { return n.off }
+func (n *exprCmpNode) offset() int  { return n.off }
+func (n *exprTestNode) offset() int { return n.off }
 
 func (n *refNode) name() string { return strings.Join(n.path, ".") }
 
@@ -358,8 +380,8 @@ func (e *Expr) String() string { return e.text }
 //	expr  := expr OR expr | expr AND expr | NOT expr | ( expr ) | pred
 //	pred  := col op lit | lit op col            op: = == != <> < <= > >=
 //	       | num op num                         (arithmetic, two columns)
-//	       | col [NOT] IN (lit, …) | col [NOT] BETWEEN lit AND lit
-//	       | col IS [NOT] NULL | col IS [NOT] TRUE|FALSE
+//	       | x [NOT] IN (lit, …) | x [NOT] BETWEEN lit AND lit
+//	       | x IS [NOT] NULL | col IS [NOT] TRUE|FALSE      x: col or num
 //	       | col [NOT] LIKE 'pattern' | isnan(col) | col (a boolean column)
 //	       | TRUE | FALSE | NULL
 //	col   := name(.name)*                   name: ident, "quoted" or `quoted`
@@ -719,12 +741,20 @@ func (p *parser) pred(depth int) (node, error) {
 		neg = true
 		t = p.peek()
 	}
+	// A left side that is not a plain column (arithmetic, a literal):
+	// IN, BETWEEN and IS [NOT] NULL apply to its value (exprTestNode).
+	_, isRef := left.(*refNode)
 	asRef := func(what token) (*refNode, error) {
 		r, ok := left.(*refNode)
 		if !ok {
 			return nil, &SyntaxError{Offset: left.offset(), Token: "", Msg: fmt.Sprintf("the left side of %s must be a column", strings.ToUpper(what.text))}
 		}
 		return r, nil
+	}
+	if !isRef && (isKw(t, "in") || isKw(t, "between") || isKw(t, "is") || isKw(t, "like")) {
+		if _, call := left.(*callNode); !call {
+			return p.exprTest(left, t, neg)
+		}
 	}
 	switch {
 	case isCmpOp(t):
@@ -814,6 +844,70 @@ func (p *parser) pred(depth int) (node, error) {
 		}
 	}
 	return nil, synErr(t, "expected an operator")
+}
+
+// exprTest parses IN (...), BETWEEN, IS [NOT] NULL or LIKE after a left
+// side that is not a plain column.
+func (p *parser) exprTest(left node, t token, neg bool) (node, error) {
+	p.take()
+	n := &exprTestNode{x: left, neg: neg, off: t.pos}
+	switch {
+	case isKw(t, "in"):
+		n.kind = testIn
+		if lp := p.take(); lp.kind != tLParen {
+			return nil, synErr(lp, "expected '(' after IN")
+		}
+		for {
+			l, err := p.literal()
+			if err != nil {
+				return nil, err
+			}
+			n.lits = append(n.lits, l)
+			s := p.take()
+			if s.kind == tRParen {
+				break
+			}
+			if s.kind != tComma {
+				return nil, synErr(s, "expected ',' or ')'")
+			}
+		}
+	case isKw(t, "between"):
+		n.kind = testBetween
+		lo, err := p.literal()
+		if err != nil {
+			return nil, err
+		}
+		if a := p.take(); !isKw(a, "and") {
+			return nil, synErr(a, "expected AND in BETWEEN")
+		}
+		hi, err := p.literal()
+		if err != nil {
+			return nil, err
+		}
+		n.lits = []*litNode{lo, hi}
+	case isKw(t, "like"):
+		n.kind = testLike
+		pat := p.take()
+		if pat.kind != tStr {
+			return nil, synErr(pat, "expected a 'pattern' after LIKE")
+		}
+		n.lits = []*litNode{{kind: litString, text: pat.text, off: pat.pos}}
+	default: // IS
+		if isKw(p.peek(), "not") {
+			p.take()
+			n.neg = true
+		}
+		v := p.take()
+		switch {
+		case isKw(v, "null"):
+			n.kind = testNull
+		case isKw(v, "true"), isKw(v, "false"):
+			n.kind = testBool
+		default:
+			return nil, synErr(v, "expected NULL, TRUE or FALSE after IS")
+		}
+	}
+	return n, nil
 }
 
 // comparison parses "op right" after left.

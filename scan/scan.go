@@ -128,6 +128,12 @@ func New(ctx context.Context, d *snapshot.Dataset, opts Options) (*Scanner, erro
 			s.Close()
 			return nil, err
 		}
+		if s.filter.MayFail() {
+			// A division that can fail: Lance 12 evaluates every batch
+			// (within its short-circuits), so must we; see lanceBatch.
+			s.opts.NoPrune = true
+			opts.NoPrune = true
+		}
 	}
 	if err := s.project(); err != nil {
 		s.Close()
