@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -102,7 +103,27 @@ func isUnsignedInt(dt arrow.DataType) bool {
 	return false
 }
 
-func isNumeric(dt arrow.DataType) bool { return isSignedInt(dt) || isUnsignedInt(dt) || isFloat(dt) }
+func isNumeric(dt arrow.DataType) bool {
+	return isSignedInt(dt) || isUnsignedInt(dt) || isFloat(dt) || isDecimal(dt)
+}
+
+func isInt(dt arrow.DataType) bool { return isSignedInt(dt) || isUnsignedInt(dt) }
+
+// arithType is the type l op r is computed in: numCoerce's, or Decimal128
+// (decimal.go) when a decimal is involved or a UInt64 meets a signed
+// integer.
+func arithType(op byte, a, b arrow.DataType) (arrow.DataType, error) {
+	if a != nil && b != nil && !isFloat(a) && !isFloat(b) {
+		if isDecimal(a) || isDecimal(b) {
+			return decArithType(op, a, b)
+		}
+		if _, err := numCoerce(a, b); err != nil { // UInt64 with a signed integer: both Decimal128(20, 0)
+			d20 := &arrow.Decimal128Type{Precision: 20, Scale: 0}
+			return decArithType(op, d20, d20)
+		}
+	}
+	return numCoerce(a, b)
+}
 
 func intBits(dt arrow.DataType) int { return dt.(arrow.FixedWidthDataType).BitWidth() }
 
@@ -119,10 +140,16 @@ func numCoerce(a, b arrow.DataType) (arrow.DataType, error) {
 	case b == nil:
 		return a, nil
 	}
+	if (isDecimal(a) && isFloat(b)) || (isDecimal(b) && isFloat(a)) {
+		return arrow.PrimitiveTypes.Float64, nil
+	}
 	for _, f := range []arrow.DataType{arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float32, arrow.FixedWidthTypes.Float16} {
 		if a.ID() == f.ID() || b.ID() == f.ID() {
 			return f, nil
 		}
+	}
+	if isDecimal(a) || isDecimal(b) {
+		return decArithType('+', a, b)
 	}
 	sa, sb := isSignedInt(a), isSignedInt(b)
 	wa, wb := intBits(a), intBits(b)
@@ -183,7 +210,7 @@ func (b *binder) bindArith(n node) (aexpr, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := numCoerce(l.typ(), r.typ())
+		t, err := arithType(n.op, l.typ(), r.typ())
 		if err != nil {
 			return nil, typeErr(n.off, "", "%c: %v", n.op, err)
 		}
@@ -257,9 +284,10 @@ func (b *binder) bindExprCmp(n *exprCmpNode) (bnode, error) {
 	}
 	strict := !constant(l) && !constant(r)
 	t, err := numCoerce(l.typ(), r.typ())
-	if err != nil {
-		// UInt64 against a signed integer: Lance 12 compares the values
-		// exactly (in Decimal128(20, 0)); so do we.
+	if err != nil || isDecimal(t) {
+		// UInt64 against a signed integer, or a decimal against an
+		// integer or decimal: Lance 12 compares the values exactly (in
+		// Decimal128); so do we.
 		return &bExprCmp{op: op, l: l, r: r, strict: strict}, nil
 	}
 	return &bExprCmp{op: op, l: l, r: r, t: t, strict: strict}, nil
@@ -329,11 +357,13 @@ func (b *binder) bindExprTest(n *exprTestNode) (bnode, error) {
 // nvec is a numeric vector: signed integers in i, unsigned in u, floats
 // in f (Float32 and Float16 values exactly), null rows in null (nil: none).
 type nvec struct {
-	t    arrow.DataType
-	i    []int64
-	u    []uint64
-	f    []float64
-	null []bool
+	t     arrow.DataType
+	i     []int64
+	u     []uint64
+	f     []float64
+	d     []*big.Int // Decimal128 unscaled values, at scale
+	scale int32
+	null  []bool
 }
 
 func (v *nvec) isNull(k int) bool { return v.null != nil && v.null[k] }
@@ -391,6 +421,8 @@ func (v *nvec) cast(t arrow.DataType, rows int) *nvec {
 				out.f[k] = roundTo(t, float64(v.i[k]))
 			case v.u != nil:
 				out.f[k] = roundTo(t, float64(v.u[k]))
+			case v.d != nil:
+				out.f[k] = roundTo(t, decFloat(v.d[k], v.scale))
 			default:
 				out.f[k] = roundTo(t, v.f[k])
 			}
@@ -461,6 +493,13 @@ func (f *Filter) evalArith(rec arrow.RecordBatch, a aexpr, rows int, live []bool
 		}
 		x = x.cast(a.t, rows)
 		out := &nvec{t: a.t, null: x.null}
+		if x.d != nil {
+			out.d, out.scale = make([]*big.Int, rows), x.scale
+			for k, v := range x.d {
+				out.d[k] = new(big.Int).Neg(v)
+			}
+			return out, nil
+		}
 		if x.f != nil {
 			out.f = make([]float64, rows)
 			for k, v := range x.f {
@@ -482,6 +521,9 @@ func (f *Filter) evalArith(rec arrow.RecordBatch, a aexpr, rows int, live []bool
 		r, err := f.evalArith(rec, a.r, rows, live)
 		if err != nil {
 			return nil, err
+		}
+		if d, ok := a.t.(*arrow.Decimal128Type); ok {
+			return decBinOp(a.op, d, l, r, rows, live)
 		}
 		l, r = l.cast(a.t, rows), r.cast(a.t, rows)
 		return binOp(a.op, a.t, l, r, rows, live)
@@ -610,6 +652,11 @@ func numColumn(col *column, t arrow.DataType, rows int) (*nvec, error) {
 		}
 	}
 	switch {
+	case isDecimal(t):
+		out.d, out.scale = make([]*big.Int, rows), t.(*arrow.Decimal128Type).Scale
+		for k := range out.d {
+			out.d[k] = new(big.Int)
+		}
 	case isFloat(t):
 		out.f = make([]float64, rows)
 	case isSignedInt(t):
@@ -645,6 +692,9 @@ func numColumn(col *column, t arrow.DataType, rows int) (*nvec, error) {
 			out.f[k] = float64(a.Value(j))
 		case *array.Float64:
 			out.f[k] = a.Value(j)
+		case *array.Decimal128:
+			v := a.Value(j)
+			out.d[k] = v.BigInt()
 		default:
 			return nil, fmt.Errorf("%w: column %q: %s is not numeric", ErrEval, col.arr.DataType(), arr.DataType())
 		}
@@ -677,7 +727,7 @@ func (f *Filter) evalExprCmp(rec arrow.RecordBatch, n *bExprCmp, rows int, live 
 		var c int
 		switch {
 		case n.t == nil:
-			c = cmpMixed(l, r, k)
+			c = cmpExact(l, r, k)
 		case l.f != nil:
 			c = cmp.Compare(key(l.f[k]), key(r.f[k]))
 		case l.i != nil:
@@ -690,9 +740,41 @@ func (f *Filter) evalExprCmp(rec arrow.RecordBatch, n *bExprCmp, rows int, live 
 	return out, nil
 }
 
+// cmpExact compares row k of two integer or decimal vectors exactly.
+func cmpExact(l, r *nvec, k int) int {
+	if l.d != nil || r.d != nil {
+		s := max(l.scale, r.scale)
+		x, y := l.row(k).toDec(s, 1)[0], r.row(k).toDec(s, 1)[0]
+		return x.Cmp(y)
+	}
+	return cmpMixed(l, r, k)
+}
+
+// row is row k of v alone.
+func (v *nvec) row(k int) *nvec {
+	out := &nvec{t: v.t, scale: v.scale}
+	switch {
+	case v.d != nil:
+		out.d = v.d[k : k+1]
+	case v.i != nil:
+		out.i = v.i[k : k+1]
+	case v.u != nil:
+		out.u = v.u[k : k+1]
+	default:
+		out.f = v.f[k : k+1]
+	}
+	return out
+}
+
 // cmpMixed compares row k of a signed and an unsigned integer vector
 // exactly.
 func cmpMixed(l, r *nvec, k int) int {
+	if l.i != nil && r.i != nil {
+		return cmp.Compare(l.i[k], r.i[k])
+	}
+	if l.u != nil && r.u != nil {
+		return cmp.Compare(l.u[k], r.u[k])
+	}
 	if l.i != nil {
 		if x := l.i[k]; x < 0 {
 			return -1
@@ -769,27 +851,47 @@ func arithMayFail(a aexpr) bool {
 		if arithMayFail(a.l) || arithMayFail(a.r) {
 			return true
 		}
-		if a.op != '/' && a.op != '%' {
-			return checked(a.t)
-		}
 		if isFloat(a.t) {
 			return false
+		}
+		if isDecimal(a.t) && decMayOverflow(a.op, a.l.typ(), a.r.typ()) {
+			return true
+		}
+		if a.op != '/' && a.op != '%' {
+			return false // integers wrap
 		}
 		lit, ok := a.r.(*aLit)
 		if !ok || lit.null {
 			return !ok
 		}
-		switch {
-		case isSignedInt(lit.t):
-			return lit.i == 0 || lit.i == -1
-		case isUnsignedInt(lit.t):
+		if isUnsignedInt(lit.t) {
 			return lit.u == 0
 		}
-		return lit.f == 0 || lit.f == -1 || checked(a.t)
+		return lit.i == 0 || (lit.i == -1 && !isDecimal(a.t))
 	}
 	return false
 }
 
-// checked reports whether arithmetic in t fails on overflow (decimals)
-// instead of wrapping (integers) or rounding (floats).
-func checked(t arrow.DataType) bool { return t != nil && t.ID() == arrow.DECIMAL128 }
+// decMayOverflow reports whether l op r in Decimal128 can exceed 128 bits
+// for operands within their precision: when the exact result (or, for /,
+// the rescaled dividend) may need more than 38 digits.
+func decMayOverflow(op byte, a, b arrow.DataType) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	l, r := asDecimal(a), asDecimal(b)
+	p1, s1, p2, s2 := l.Precision, l.Scale, r.Precision, r.Scale
+	var p int32
+	switch op {
+	case '+', '-':
+		p = max(p1-s1, p2-s2) + max(s1, s2) + 1
+	case '*':
+		p = p1 + p2 + 1
+	case '/':
+		s := min(s1+4, maxDecDigits)
+		p = p1 + max(s-s1+s2, 0)
+	default:
+		p = max(p1-s1, p2-s2) + max(s1, s2)
+	}
+	return p > maxDecDigits
+}

@@ -716,8 +716,16 @@ func (p *parser) pred(depth int) (node, error) {
 		// "(a + b) > 5" or a parenthesised predicate: try the arithmetic
 		// reading first (linear: it never backtracks itself).
 		save := p.i
-		if x, err := p.additive(depth); err == nil && isCmpOp(p.peek()) {
-			return p.comparison(x, depth)
+		if x, err := p.additive(depth); err == nil {
+			if t := p.peek(); isCmpOp(t) {
+				return p.comparison(x, depth)
+			} else if _, ref := x.(*refNode); !ref && (isTestKw(t) || (isKw(t, "not") && isTestKw(p.peek2()))) {
+				neg := isKw(t, "not")
+				if neg {
+					p.take()
+				}
+				return p.exprTest(x, p.peek(), neg)
+			}
 		}
 		p.i = save
 		p.take()
@@ -844,6 +852,10 @@ func (p *parser) pred(depth int) (node, error) {
 		}
 	}
 	return nil, synErr(t, "expected an operator")
+}
+
+func isTestKw(t token) bool {
+	return isKw(t, "in") || isKw(t, "between") || isKw(t, "is") || isKw(t, "like")
 }
 
 // exprTest parses IN (...), BETWEEN, IS [NOT] NULL or LIKE after a left
