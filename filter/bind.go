@@ -109,10 +109,13 @@ type (
 type pnode interface{}
 
 type (
-	pTerm  struct{ i int }
-	pAll   struct{} // unknown: keep everything
-	pNone  struct{} // never true: keep nothing
-	pLogic struct {
+	pTerm struct{ i int }
+	pAll  struct{} // unknown: keep everything
+	pNone struct{} // never true: keep nothing
+	// pPartial is x AND something no term decides: x prunes, but Lance
+	// 12 would not use an index for an OR holding it.
+	pPartial struct{ x pnode }
+	pLogic   struct {
 		and  bool
 		l, r pnode
 	}
@@ -430,10 +433,12 @@ func and(l, r pnode) pnode {
 	switch {
 	case isNone(l) || isNone(r):
 		return &pNone{}
-	case isAll(l):
-		return r
-	case isAll(r):
+	case isAll(l) && isAll(r):
 		return l
+	case isAll(l):
+		return &pPartial{x: r}
+	case isAll(r):
+		return &pPartial{x: l}
 	}
 	return &pLogic{and: true, l: l, r: r}
 }

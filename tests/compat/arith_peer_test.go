@@ -24,8 +24,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/lancekeeper/lancekeeper/commit"
 	"github.com/lancekeeper/lancekeeper/filter"
+	"github.com/lancekeeper/lancekeeper/store"
 	"github.com/lancekeeper/lancekeeper/tests/peerlance"
+	"github.com/lancekeeper/lancekeeper/zonemap"
 )
 
 func arSchema() *arrow.Schema {
@@ -210,4 +213,119 @@ func isPlanError(msg string) bool {
 		}
 	}
 	return true
+}
+
+// divTable is id 0..n-1 and z = 1 except 0 at the given ids.
+func divTable(first, n int, zeros ...int) arrow.RecordBatch {
+	sch := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "z", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.NewGoAllocator(), sch)
+	defer b.Release()
+	for i := first; i < first+n; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		z := int32(1)
+		for _, k := range zeros {
+			if k == i {
+				z = 0
+			}
+		}
+		b.Field(1).(*array.Int32Builder).Append(z)
+	}
+	return b.NewRecordBatch()
+}
+
+// divOutcomes compares, predicate by predicate, whether Lance 12 (on
+// lanceDir) and we (on ourDir) fail, and the rows when neither does.
+func divOutcomes(ctx context.Context, t *testing.T, p *peerlance.Peer, ourDir, lanceDir string, preds []string) {
+	t.Helper()
+	wants, lerrs, err := lanceScanMany(ctx, p, lanceDir, preds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pred := range preds {
+		got, ferr := ourScan(ctx, ourDir, pred, false)
+		switch {
+		case lerrs[i] != nil:
+			if !errors.Is(ferr, filter.ErrArithmetic) {
+				t.Errorf("%s: %q: Lance 12 fails (%v); we: %v", filepath.Base(ourDir), pred, lerrs[i], ferr)
+			}
+		case ferr != nil:
+			t.Errorf("%s: %q: Lance 12 returns %d rows, we fail: %v", filepath.Base(ourDir), pred, len(wants[i].addrs), ferr)
+		default:
+			if d := diffScan(got, wants[i]); d != "" {
+				t.Errorf("%s: %q: %s", filepath.Base(ourDir), pred, d)
+			}
+		}
+	}
+}
+
+// TestScan_DivisionByZeroBatchesMatchLance12: Lance 12 evaluates a filter
+// on 1,024 non-deleted rows at a time from each fragment's start, with
+// DataFusion's short-circuits (AND: all false skips the right side, at
+// most a fifth true evaluates it on those rows only); a zero divisor at
+// row 0 with ids 1..100 deleted fails "id >= 919 AND id / z > 1" and not
+// "id >= 920 AND ..." (peer-measured thresholds). On a table we write
+// with v1 seeds and a ZoneMap index on id, the seeds must not skip the
+// zone of the zero divisor (Lance 12 cannot read them) while the index
+// does, for Lance 12 as for us (compared on the unflagged copy).
+func TestScan_DivisionByZeroBatchesMatchLance12(t *testing.T) {
+	p := peerlance.ServeForTest(t)
+	ctx := context.Background()
+	// Lance-written: two fragments of 1,500 rows, zeros at rows 0 and
+	// 1,600 (the second fragment's row 100), ids 1..100 deleted.
+	dir := filepath.Join(t.TempDir(), "lw.lance")
+	for fi := 0; fi < 2; fi++ {
+		rec := divTable(fi*1500, 1500, 0, 1600)
+		ipc := filepath.Join(t.TempDir(), "d.arrow")
+		if err := peerlance.WriteIPCFile(ipc, rec.Schema(), rec); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if fi == 0 {
+			_, err = p.Create(ctx, dir, ipc, peerlance.CreateOptions{StorageVersion: "2.2"})
+		} else {
+			_, err = p.Append(ctx, dir, ipc)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Delete(ctx, dir, "id >= 1 AND id <= 100"); err != nil {
+		t.Fatal(err)
+	}
+	divOutcomes(ctx, t, p, dir, dir, []string{
+		"id / z > 1", "id >= 919 AND id / z > 1", "id >= 920 AND id / z > 1", "id >= 840 AND id / z > 1",
+		"(id < 1500 OR id >= 1700) AND id / z > 1", "(id < 1500 OR id >= 2319) AND id / z > 1", "(id < 1500 OR id >= 2320) AND id / z > 1",
+		"id = 5 AND id / z > 1", "id < 3000 OR id / z > 1", "id < 2999 OR id / z > 1", "id % z = 0 AND id > 5000",
+	})
+
+	// Ours, flagged, seeds on every column, a ZoneMap index on id.
+	ours := filepath.Join(t.TempDir(), "ours.lance")
+	st, err := store.Open(ctx, ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := divTable(0, 600, 0, 300)
+	if _, err := commit.WriteArrow(ctx, st, mustRecordReader(t, rec), commit.WriteOptions{Mode: commit.ModeCreate, MaxRowsPerFile: 300,
+		SeedAllColumns: true, Commit: commit.Options{EnableZoneWriteSeeds: true}, RowsPerZone: 64}); err != nil {
+		t.Fatal(err)
+	}
+	noIndex := filepath.Join(t.TempDir(), "noindex.lance")
+	if err := peerlance.CopyDir(ours, noIndex); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zonemap.Create(ctx, st, zonemap.CreateOptions{Column: "id", RowsPerZone: 64}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for _, d := range []string{ours, noIndex} {
+		unflagged := filepath.Join(t.TempDir(), "unflagged-"+filepath.Base(d))
+		if err := peerlance.CopyDir(d, unflagged); err != nil {
+			t.Fatal(err)
+		}
+		zmClearFlagEverywhere(ctx, t, unflagged)
+		divOutcomes(ctx, t, p, d, unflagged, []string{
+			"id >= 64 AND id / z > 1", "id / z > 1 AND id >= 64", "id >= 64 AND id < 300 AND id / z > 1",
+			"(id >= 64 AND id < 300) OR (id >= 364 AND id / z > 1)", "id >= 250 AND id / z > 1", "id < 64 AND id / z > 1",
+		})
+	}
 }
