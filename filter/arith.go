@@ -39,12 +39,14 @@ type (
 		i    int64
 		u    uint64
 		f    float64
-		t    arrow.DataType // Int64, UInt64 or Float64; nil for NULL until coerced
+		t    arrow.DataType // Int64, UInt64, Float64, a date or time; nil for NULL until coerced
+		src  *litNode       // a DATE/TIMESTAMP literal, retyped by the other side (temporal.go)
 	}
 	aBin struct {
-		op   byte
-		l, r aexpr
-		t    arrow.DataType
+		op       byte
+		l, r     aexpr
+		t        arrow.DataType
+		temporal bool // a date or time operand (temporal.go)
 	}
 	aNeg struct {
 		x aexpr
@@ -178,8 +180,8 @@ func (b *binder) bindArith(n node) (aexpr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !isNumeric(c.vt) {
-			return nil, typeErr(n.off, c.name, "arithmetic needs a number, not %s", c.dt)
+		if !isNumeric(c.vt) && !isTemporal(c.vt) {
+			return nil, typeErr(n.off, c.name, "arithmetic needs a number, a timestamp, a date32 or a duration, not %s", c.dt)
 		}
 		return &aCol{col: c, t: c.vt}, nil
 	case *litNode:
@@ -199,6 +201,10 @@ func (b *binder) bindArith(n node) (aexpr, error) {
 				return nil, typeErr(n.off, "", "%s is not a number", n.text)
 			}
 			return &aLit{f: f, t: arrow.PrimitiveTypes.Float64}, nil
+		case litDate:
+			return litAs(n, arrow.FixedWidthTypes.Date32)
+		case litTimestamp:
+			return litAs(n, &arrow.TimestampType{Unit: arrow.Nanosecond})
 		}
 		return nil, typeErr(n.off, "", "arithmetic needs numbers, not %s", showLit(n))
 	case *arithNode:
@@ -209,6 +215,13 @@ func (b *binder) bindArith(n node) (aexpr, error) {
 		r, err := b.bindArith(n.r)
 		if err != nil {
 			return nil, err
+		}
+		if isTemporal(l.typ()) || isTemporal(r.typ()) {
+			l, r, t, err := tempArithType(n.op, n.off, l, r)
+			if err != nil {
+				return nil, err
+			}
+			return &aBin{op: n.op, l: l, r: r, t: t, temporal: true}, nil
 		}
 		t, err := arithType(n.op, l.typ(), r.typ())
 		if err != nil {
@@ -224,7 +237,7 @@ func (b *binder) bindArith(n node) (aexpr, error) {
 		if t == nil {
 			t = arrow.PrimitiveTypes.Int64
 		}
-		if isUnsignedInt(t) {
+		if isUnsignedInt(t) || isTemporal(t) {
 			return nil, typeErr(n.off, "", "unary minus on %s is not supported", t)
 		}
 		return &aNeg{x: x, t: t}, nil
@@ -271,16 +284,24 @@ func (b *binder) bindExprCmp(n *exprCmpNode) (bnode, error) {
 			return &bColCmp{op: op, l: lc, r: rc}, nil
 		}
 	}
-	l, err := b.bindArith(n.l)
-	if err != nil {
-		return nil, err
-	}
-	r, err := b.bindArith(n.r)
+	l, r, err := b.bindCmpSides(n.l, n.r)
 	if err != nil {
 		return nil, err
 	}
 	if l.typ() == nil || r.typ() == nil {
 		return &bConst{v: tNull}, nil
+	}
+	if isTemporal(l.typ()) || isTemporal(r.typ()) {
+		if l, err = retype(l, r.typ()); err != nil {
+			return nil, err
+		}
+		if r, err = retype(r, l.typ()); err != nil {
+			return nil, err
+		}
+		if !arrow.TypeEqual(l.typ(), r.typ()) {
+			return nil, typeErr(n.off, "", "cannot compare %s with %s", l.typ(), r.typ())
+		}
+		return &bExprCmp{op: op, l: l, r: r, t: l.typ()}, nil
 	}
 	strict := !constant(l) && !constant(r)
 	t, err := numCoerce(l.typ(), r.typ())
@@ -350,6 +371,39 @@ func (b *binder) bindExprTest(n *exprTestNode) (bnode, error) {
 		return &bNot{x: out}, nil
 	}
 	return out, nil
+}
+
+// bindCmpSides binds the two sides of a comparison; a 'string', DATE or
+// TIMESTAMP literal facing a date or time expression takes its type.
+func (b *binder) bindCmpSides(ln, rn node) (aexpr, aexpr, error) {
+	textLit := func(n node) *litNode {
+		if l, ok := n.(*litNode); ok && (l.kind == litString || l.kind == litDate || l.kind == litTimestamp) {
+			return l
+		}
+		return nil
+	}
+	if ll := textLit(ln); ll != nil {
+		r, err := b.bindArith(rn)
+		if err != nil {
+			return nil, nil, err
+		}
+		if isTemporal(r.typ()) {
+			l, err := litAs(ll, r.typ())
+			return l, r, err
+		}
+		l, err := b.bindArith(ln)
+		return l, r, err
+	}
+	l, err := b.bindArith(ln)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rl := textLit(rn); rl != nil && isTemporal(l.typ()) {
+		r, err := litAs(rl, l.typ())
+		return l, r, err
+	}
+	r, err := b.bindArith(rn)
+	return l, r, err
 }
 
 // ---- evaluation ----
@@ -468,7 +522,7 @@ func (f *Filter) evalArith(rec arrow.RecordBatch, a aexpr, rows int, live []bool
 			for k := range out.f {
 				out.f[k] = a.f
 			}
-		case isSignedInt(a.t):
+		case usesI(a.t):
 			out.i = make([]int64, rows)
 			for k := range out.i {
 				out.i[k] = a.i
@@ -521,6 +575,9 @@ func (f *Filter) evalArith(rec arrow.RecordBatch, a aexpr, rows int, live []bool
 		r, err := f.evalArith(rec, a.r, rows, live)
 		if err != nil {
 			return nil, err
+		}
+		if a.temporal {
+			return tempBinOp(a.op, a.t, l, r, rows, live)
 		}
 		if d, ok := a.t.(*arrow.Decimal128Type); ok {
 			return decBinOp(a.op, d, l, r, rows, live)
@@ -659,7 +716,7 @@ func numColumn(col *column, t arrow.DataType, rows int) (*nvec, error) {
 		}
 	case isFloat(t):
 		out.f = make([]float64, rows)
-	case isSignedInt(t):
+	case usesI(t):
 		out.i = make([]int64, rows)
 	default:
 		out.u = make([]uint64, rows)
@@ -695,6 +752,12 @@ func numColumn(col *column, t arrow.DataType, rows int) (*nvec, error) {
 		case *array.Decimal128:
 			v := a.Value(j)
 			out.d[k] = v.BigInt()
+		case *array.Timestamp:
+			out.i[k] = int64(a.Value(j))
+		case *array.Date32:
+			out.i[k] = int64(a.Value(j))
+		case *array.Duration:
+			out.i[k] = int64(a.Value(j))
 		default:
 			return nil, fmt.Errorf("%w: column %q: %s is not numeric", ErrEval, col.arr.DataType(), arr.DataType())
 		}
@@ -850,6 +913,9 @@ func arithMayFail(a aexpr) bool {
 	case *aBin:
 		if arithMayFail(a.l) || arithMayFail(a.r) {
 			return true
+		}
+		if a.temporal {
+			return !isInt(a.t) // 64-bit (dates: 32-bit) overflow fails; date - date cannot
 		}
 		if isFloat(a.t) {
 			return false

@@ -43,6 +43,12 @@ func arSchema() *arrow.Schema {
 		{Name: "f64", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 		{Name: "dec", Type: &arrow.Decimal128Type{Precision: 12, Scale: 2}, Nullable: true},
 		{Name: "dec2", Type: &arrow.Decimal128Type{Precision: 5, Scale: 3}, Nullable: true},
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+		{Name: "ts2", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+		{Name: "dur", Type: &arrow.DurationType{Unit: arrow.Microsecond}, Nullable: true},
+		{Name: "dur2", Type: &arrow.DurationType{Unit: arrow.Microsecond}, Nullable: true},
+		{Name: "d32", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+		{Name: "d32b", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
 	}, nil)
 }
 
@@ -101,6 +107,30 @@ func arBatch(rng *mrand.Rand, first int64, n int, zeroAt map[int64]bool) arrow.R
 		} else {
 			b.Field(9).(*array.Decimal128Builder).Append(decimal128.FromI64(int64(rng.IntN(199999) - 99999)))
 		}
+		for c := 10; c <= 11; c++ { // around 2023-11-14 22:13:20 UTC, seconds apart
+			if null() {
+				b.Field(c).AppendNull()
+			} else {
+				b.Field(c).(*array.TimestampBuilder).Append(arrow.Timestamp(1700000000000000 + int64(rng.IntN(40)-20)*1000000))
+			}
+		}
+		for c := 12; c <= 13; c++ {
+			switch {
+			case null():
+				b.Field(c).AppendNull()
+			case rng.IntN(40) == 0: // overflows when added to a timestamp
+				b.Field(c).(*array.DurationBuilder).Append(arrow.Duration(9223372036854000000))
+			default:
+				b.Field(c).(*array.DurationBuilder).Append(arrow.Duration(int64(rng.IntN(30)-10) * 1000000))
+			}
+		}
+		for c := 14; c <= 15; c++ { // around 2022-01-08
+			if null() {
+				b.Field(c).AppendNull()
+			} else {
+				b.Field(c).(*array.Date32Builder).Append(arrow.Date32(19000 + rng.IntN(60) - 30))
+			}
+		}
 	}
 	return b.NewRecordBatch()
 }
@@ -131,6 +161,16 @@ func arPredicates(rng *mrand.Rand) []string {
 		fmt.Sprintf("id = %d AND id / z > 1", k(0, 60)), fmt.Sprintf("id < %d OR id / z > 1", k(0, 150)),
 		"id >= 0 OR id / z > 1", "z IS NULL AND id / z > 1", "id / 0 > 1", "id > 100000 AND id / 0 > 1",
 		"i32 / -1 > 0", "i8 / i8 > 0", "dec / z > 1", "(id > 100000 AND id / z > 1) OR id = 3",
+		// dates and times
+		"ts - ts2 > dur", "ts - ts2 < dur", "ts - ts2 = dur2", "ts + dur > ts2", "ts - dur <= ts2", "dur + ts = ts2",
+		"dur + dur2 > dur", "dur - dur2 < dur2", fmt.Sprintf("ts + dur > '2023-11-14 22:13:%02d'", k(0, 40)),
+		fmt.Sprintf("ts - TIMESTAMP '2023-11-14 22:13:%02d' > dur", k(0, 40)), "ts + dur BETWEEN '2023-11-14 22:13:10' AND '2023-11-14 22:13:30'",
+		"ts - dur IN ('2023-11-14 22:13:20', '2023-11-14 22:13:25')", "(ts - ts2) IS NULL", "ts - ts2 >= dur AND id > 3",
+		fmt.Sprintf("d32 + %d = d32b", k(-5, 5)), "d32 - 30 < d32b", "1 + d32 > d32b", fmt.Sprintf("d32 - d32b > %d", k(-10, 10)),
+		"d32 - d32b = 0", "d32 - DATE '2022-01-01' > 5", "d32 + (2 * 3) > '2022-01-20'", "d32 + 1 IN ('2022-01-09', '2022-01-20')",
+		"d32 - d32b BETWEEN -3 AND 3",
+		// refused by both
+		"ts + 1 > ts2", "dur * 2 > dur", "-ts < ts2", "d32 * 2 > d32b", "ts - ts2 > 5", "dur > 3000000 + dur2",
 	}
 }
 
