@@ -185,6 +185,16 @@ func (b *binder) bindArith(n node) (aexpr, error) {
 		}
 		return &aCol{col: c, t: c.vt}, nil
 	case *litNode:
+		if b.litCol != nil && n.kind != litNull {
+			// inside IN (…) / BETWEEN of a column: Lance 12 gives every
+			// literal the column's type first
+			if err := lanceLit(n, b.litCol); err != nil {
+				return nil, typeErr(n.off, "", "%v", err)
+			}
+			if a, ok := typedLit(n, b.litCol); ok {
+				return a, nil
+			}
+		}
 		switch n.kind {
 		case litNull:
 			return &aLit{null: true}, nil
@@ -326,13 +336,35 @@ type bExprIsNull struct {
 // makes these exact, NULLs in the list included). LIKE and IS TRUE/FALSE
 // on a number are refused, as Lance 12 refuses them.
 func (b *binder) bindExprTest(n *exprTestNode) (bnode, error) {
-	cmpWith := func(op string, l *litNode) (bnode, error) {
-		return b.bindExprCmp(&exprCmpNode{op: op, l: n.x, r: l, off: l.off})
+	cmpWith := func(op string, l node) (bnode, error) {
+		r, rok := n.x.(*refNode)
+		lit, lok := l.(*litNode)
+		if rok && lok { // col IN (col2, 'lit'): the literal binds to the column
+			if lit.kind != litNull {
+				c, err := b.resolve(r)
+				if err != nil {
+					return nil, err
+				}
+				if err := lanceLit(lit, c.vt); err != nil {
+					return nil, typeErr(lit.off, c.name, "%v", err)
+				}
+			}
+			return b.bind(&cmpNode{op: op, ref: r, lit: lit, off: lit.off})
+		}
+		if rok {
+			c, err := b.resolve(r)
+			if err != nil {
+				return nil, err
+			}
+			b.litCol = c.vt
+			defer func() { b.litCol = nil }()
+		}
+		return b.bindExprCmp(&exprCmpNode{op: op, l: n.x, r: l, off: l.offset()})
 	}
 	var out bnode
 	switch n.kind {
 	case testIn:
-		for _, l := range n.lits {
+		for _, l := range n.items {
 			c, err := cmpWith("=", l)
 			if err != nil {
 				return nil, err
@@ -344,11 +376,11 @@ func (b *binder) bindExprTest(n *exprTestNode) (bnode, error) {
 			}
 		}
 	case testBetween:
-		lo, err := cmpWith(">=", n.lits[0])
+		lo, err := cmpWith(">=", n.items[0])
 		if err != nil {
 			return nil, err
 		}
-		hi, err := cmpWith("<=", n.lits[1])
+		hi, err := cmpWith("<=", n.items[1])
 		if err != nil {
 			return nil, err
 		}
@@ -404,6 +436,79 @@ func (b *binder) bindCmpSides(ln, rn node) (aexpr, aexpr, error) {
 	}
 	r, err := b.bindArith(rn)
 	return l, r, err
+}
+
+// lanceLit refuses a literal Lance 12 cannot give the type of the column
+// an IN list or BETWEEN tests (its "could not convert to literal of type"):
+// a 'string' for a date or timestamp (a DATE / TIMESTAMP literal is
+// fine), a number for a date, time or duration, a non-integer number for
+// an integer or decimal column, an integer out of the column's range.
+func lanceLit(l *litNode, t arrow.DataType) error {
+	bad := func() error {
+		return fmt.Errorf("literal %s cannot take the type %s here (Lance 12 refuses it)", showLit(l), t)
+	}
+	switch {
+	case t.ID() == arrow.DATE32 || t.ID() == arrow.DATE64:
+		if l.kind != litDate {
+			return bad()
+		}
+	case t.ID() == arrow.TIMESTAMP:
+		if l.kind != litTimestamp && l.kind != litDate {
+			return bad()
+		}
+	case t.ID() == arrow.DURATION || t.ID() == arrow.TIME32 || t.ID() == arrow.TIME64:
+		return bad()
+	case isInt(t) || isDecimal(t):
+		if l.kind != litNumber {
+			return bad()
+		}
+		txt := strings.TrimLeft(strings.ReplaceAll(l.text, "_", ""), "+-")
+		if txt == "" || strings.Trim(txt, "0123456789") != "" {
+			return bad()
+		}
+	}
+	if isInt(t) || isFloat(t) || isString(t) {
+		if _, err := bindLiteral(l, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// typedLit is a number literal typed as the integer column type t (Lance
+// 12's coercion inside IN / BETWEEN of a column).
+func typedLit(l *litNode, t arrow.DataType) (*aLit, bool) {
+	if l.kind != litNumber || !isInt(t) {
+		return nil, false
+	}
+	v, err := bindLiteral(l, t)
+	if err != nil {
+		return nil, false
+	}
+	out := &aLit{t: t}
+	switch v := v.(type) {
+	case int8:
+		out.i = int64(v)
+	case int16:
+		out.i = int64(v)
+	case int32:
+		out.i = int64(v)
+	case int64:
+		out.i = v
+	case uint8:
+		out.u = uint64(v)
+	case uint16:
+		out.u = uint64(v)
+	case uint32:
+		out.u = uint64(v)
+	case uint64:
+		out.u = v
+	case float64:
+		out.f = roundTo(t, v)
+	default:
+		return nil, false
+	}
+	return out, true
 }
 
 // ---- evaluation ----

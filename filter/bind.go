@@ -173,6 +173,7 @@ type binder struct {
 	schema *arrow.Schema
 	f      *Filter
 	refs   map[*refNode]*colRef
+	litCol arrow.DataType // set: literals take this column type (IN / BETWEEN items)
 }
 
 func typeErr(off int, col, format string, args ...any) error {
@@ -348,6 +349,11 @@ func (b *binder) bind(n node) (bnode, error) {
 		}
 		out := &bIn{col: c, neg: n.neg}
 		for _, l := range n.lits {
+			if l.kind != litNull {
+				if err := lanceLit(l, c.vt); err != nil {
+					return nil, typeErr(l.off, c.name, "%v", err)
+				}
+			}
 			v, err := b.lit(c, l)
 			if err != nil {
 				return nil, err
@@ -366,6 +372,13 @@ func (b *binder) bind(n node) (bnode, error) {
 		}
 		if err := comparable(c); err != nil {
 			return nil, err
+		}
+		for _, l := range []*litNode{n.lo, n.hi} {
+			if l.kind != litNull {
+				if err := lanceLit(l, c.vt); err != nil {
+					return nil, typeErr(l.off, c.name, "%v", err)
+				}
+			}
 		}
 		lo, err := b.lit(c, n.lo)
 		if err != nil {

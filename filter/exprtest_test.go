@@ -87,6 +87,9 @@ func TestArith_Lance12Answers(t *testing.T) {
 		{"id + 1 NOT IN (1, 3)", []int{1, 3, 4, 5, 6, 7}, false},
 		{"id + 1 NOT BETWEEN 2 AND 4", []int{0, 4, 5, 6, 7}, false},
 		{"id + 1 IN (1.5, 2)", []int{1}, false},
+		{"id IN (i32, 3)", []int{0, 2, 3, 7}, false}, // columns in the list
+		{"id + 1 IN (i32, 3)", []int{2}, false},
+		{"id BETWEEN i32 AND 5", []int{0, 1, 2, 3}, false},
 		// division by zero (z = 0 at row 0) and DataFusion's short-circuits
 		{"id / z > 0", nil, true},
 		{"id > 100 AND id / z > 1", []int{}, false},                     // left all false

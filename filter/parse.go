@@ -325,11 +325,11 @@ type exprCmpNode struct {
 // IS [NOT] TRUE/FALSE or LIKE applied to an expression that is not a
 // plain column (arithmetic, a literal).
 type exprTestNode struct {
-	kind testKind
-	x    node
-	lits []*litNode
-	neg  bool
-	off  int
+	kind  testKind
+	x     node
+	items []node // IN's list, BETWEEN's bounds, LIKE's pattern
+	neg   bool
+	off   int
 }
 
 type testKind int
@@ -380,7 +380,7 @@ func (e *Expr) String() string { return e.text }
 //	expr  := expr OR expr | expr AND expr | NOT expr | ( expr ) | pred
 //	pred  := col op lit | lit op col            op: = == != <> < <= > >=
 //	       | num op num                         (arithmetic, two columns)
-//	       | x [NOT] IN (lit, …) | x [NOT] BETWEEN lit AND lit
+//	       | x [NOT] IN (num, …) | x [NOT] BETWEEN num AND num
 //	       | x IS [NOT] NULL | col IS [NOT] TRUE|FALSE      x: col or num
 //	       | col [NOT] LIKE 'pattern' | isnan(col) | col (a boolean column)
 //	       | TRUE | FALSE | NULL
@@ -775,43 +775,29 @@ func (p *parser) pred(depth int) (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if lp := p.take(); lp.kind != tLParen {
-			return nil, synErr(lp, "expected '(' after IN")
+		items, err := p.inList(depth)
+		if err != nil {
+			return nil, err
 		}
-		n := &inNode{ref: r, neg: neg, off: t.pos}
-		for {
-			l, err := p.literal()
-			if err != nil {
-				return nil, err
-			}
-			n.lits = append(n.lits, l)
-			s := p.take()
-			if s.kind == tRParen {
-				break
-			}
-			if s.kind != tComma {
-				return nil, synErr(s, "expected ',' or ')'")
-			}
+		lits := allLits(items)
+		if lits == nil { // a column or arithmetic in the list
+			return &exprTestNode{kind: testIn, x: r, items: items, neg: neg, off: t.pos}, nil
 		}
-		return n, nil
+		return &inNode{ref: r, lits: lits, neg: neg, off: t.pos}, nil
 	case isKw(t, "between"):
 		p.take()
 		r, err := asRef(t)
 		if err != nil {
 			return nil, err
 		}
-		lo, err := p.literal()
+		lo, hi, err := p.betweenBounds(depth)
 		if err != nil {
 			return nil, err
 		}
-		if a := p.take(); !isKw(a, "and") {
-			return nil, synErr(a, "expected AND in BETWEEN")
+		if lits := allLits([]node{lo, hi}); lits != nil {
+			return &betweenNode{ref: r, lo: lits[0], hi: lits[1], neg: neg, off: t.pos}, nil
 		}
-		hi, err := p.literal()
-		if err != nil {
-			return nil, err
-		}
-		return &betweenNode{ref: r, lo: lo, hi: hi, neg: neg, off: t.pos}, nil
+		return &exprTestNode{kind: testBetween, x: r, items: []node{lo, hi}, neg: neg, off: t.pos}, nil
 	case isKw(t, "like"):
 		p.take()
 		r, err := asRef(t)
@@ -866,44 +852,25 @@ func (p *parser) exprTest(left node, t token, neg bool) (node, error) {
 	switch {
 	case isKw(t, "in"):
 		n.kind = testIn
-		if lp := p.take(); lp.kind != tLParen {
-			return nil, synErr(lp, "expected '(' after IN")
+		items, err := p.inList(0)
+		if err != nil {
+			return nil, err
 		}
-		for {
-			l, err := p.literal()
-			if err != nil {
-				return nil, err
-			}
-			n.lits = append(n.lits, l)
-			s := p.take()
-			if s.kind == tRParen {
-				break
-			}
-			if s.kind != tComma {
-				return nil, synErr(s, "expected ',' or ')'")
-			}
-		}
+		n.items = items
 	case isKw(t, "between"):
 		n.kind = testBetween
-		lo, err := p.literal()
+		lo, hi, err := p.betweenBounds(0)
 		if err != nil {
 			return nil, err
 		}
-		if a := p.take(); !isKw(a, "and") {
-			return nil, synErr(a, "expected AND in BETWEEN")
-		}
-		hi, err := p.literal()
-		if err != nil {
-			return nil, err
-		}
-		n.lits = []*litNode{lo, hi}
+		n.items = []node{lo, hi}
 	case isKw(t, "like"):
 		n.kind = testLike
 		pat := p.take()
 		if pat.kind != tStr {
 			return nil, synErr(pat, "expected a 'pattern' after LIKE")
 		}
-		n.lits = []*litNode{{kind: litString, text: pat.text, off: pat.pos}}
+		n.items = []node{&litNode{kind: litString, text: pat.text, off: pat.pos}}
 	default: // IS
 		if isKw(p.peek(), "not") {
 			p.take()
@@ -920,6 +887,59 @@ func (p *parser) exprTest(left node, t token, neg bool) (node, error) {
 		}
 	}
 	return n, nil
+}
+
+// inList parses "(item, …)" after IN; items are literals or arithmetic
+// over columns.
+func (p *parser) inList(depth int) ([]node, error) {
+	if lp := p.take(); lp.kind != tLParen {
+		return nil, synErr(lp, "expected '(' after IN")
+	}
+	var items []node
+	for {
+		x, err := p.additive(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, x)
+		s := p.take()
+		if s.kind == tRParen {
+			return items, nil
+		}
+		if s.kind != tComma {
+			return nil, synErr(s, "expected ',' or ')'")
+		}
+	}
+}
+
+// betweenBounds parses "lo AND hi" after BETWEEN (multiplicative bounds,
+// so that the AND is BETWEEN's).
+func (p *parser) betweenBounds(depth int) (node, node, error) {
+	lo, err := p.additive(depth + 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a := p.take(); !isKw(a, "and") {
+		return nil, nil, synErr(a, "expected AND in BETWEEN")
+	}
+	hi, err := p.additive(depth + 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lo, hi, nil
+}
+
+// allLits returns the items as literals, or nil when one is not.
+func allLits(items []node) []*litNode {
+	out := make([]*litNode, len(items))
+	for i, x := range items {
+		l, ok := x.(*litNode)
+		if !ok {
+			return nil
+		}
+		out[i] = l
+	}
+	return out
 }
 
 // comparison parses "op right" after left.
