@@ -168,6 +168,8 @@ func arPredicates(rng *mrand.Rand) []string {
 		fmt.Sprintf("id = %d AND id / z > 1", k(0, 60)), fmt.Sprintf("id < %d OR id / z > 1", k(0, 150)),
 		"id >= 0 OR id / z > 1", "z IS NULL AND id / z > 1", "id / 0 > 1", "id > 100000 AND id / 0 > 1",
 		"i32 / -1 > 0", "i8 / i8 > 0", "dec / z > 1", "(id > 100000 AND id / z > 1) OR id = 3",
+		"i32 > 100000 AND id / z > 1", "i32 < 100000 OR id / z > 1", // NULLs on the left: no short-circuit
+		"NOT (id < 100000) AND id % z = 0", "id = 1 AND (id < 0 OR id / z > 1)",
 		// dates and times
 		"ts - ts2 > dur", "ts - ts2 < dur", "ts - ts2 = dur2", "ts + dur > ts2", "ts - dur <= ts2", "dur + ts = ts2",
 		"dur + dur2 > dur", "dur - dur2 < dur2", fmt.Sprintf("ts + dur > '2023-11-14 22:13:%02d'", k(0, 40)),
