@@ -73,6 +73,8 @@ type bExprCmp struct {
 // constant reports whether the expression has no column.
 func constant(a aexpr) bool {
 	switch a := a.(type) {
+	case *aCast:
+		return constant(a.x)
 	case *aLit:
 		return true
 	case *aBin:
@@ -281,7 +283,8 @@ func (b *binder) bindExprCmp(n *exprCmpNode) (bnode, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !isNumeric(lc.vt) || !isNumeric(rc.vt) {
+		bothTS := lc.vt.ID() == arrow.TIMESTAMP && rc.vt.ID() == arrow.TIMESTAMP && !arrow.TypeEqual(lc.vt, rc.vt)
+		if (!isNumeric(lc.vt) || !isNumeric(rc.vt)) && !bothTS {
 			if err := comparable(lc); err != nil {
 				return nil, err
 			}
@@ -307,6 +310,9 @@ func (b *binder) bindExprCmp(n *exprCmpNode) (bnode, error) {
 		}
 		if r, err = retype(r, l.typ()); err != nil {
 			return nil, err
+		}
+		if !arrow.TypeEqual(l.typ(), r.typ()) {
+			l, r, _ = coarserTimestamps(l, r)
 		}
 		if !arrow.TypeEqual(l.typ(), r.typ()) {
 			return nil, typeErr(n.off, "", "cannot compare %s with %s", l.typ(), r.typ())
@@ -645,6 +651,8 @@ func (f *Filter) evalArith(rec arrow.RecordBatch, a aexpr, rows int, live []bool
 			return nil, err
 		}
 		return numColumn(col, a.t, rows)
+	case *aCast:
+		return f.evalCast(rec, a, rows, live)
 	case *aNeg:
 		x, err := f.evalArith(rec, a.x, rows, live)
 		if err != nil {
@@ -1013,6 +1021,8 @@ func mayFail(n bnode) bool {
 
 func arithMayFail(a aexpr) bool {
 	switch a := a.(type) {
+	case *aCast:
+		return a.mul != 0 || arithMayFail(a.x)
 	case *aNeg:
 		return arithMayFail(a.x)
 	case *aBin:

@@ -256,3 +256,33 @@ func FuzzParseBindArith(f *testing.F) {
 		flt.KeepRangesAsLance12Index(10, func(i int) ([]Range, bool) { return nil, i%2 == 0 && len(terms) > 0 })
 	})
 }
+
+// TestArith_TimestampUnitsTruncateToCoarser: timestamps of different
+// units compare and subtract in the coarser unit, truncated toward zero
+// (Lance 12 through the peer: tus = -1500 µs equals... -1 ms, not -2).
+func TestArith_TimestampUnitsTruncateToCoarser(t *testing.T) {
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "tus", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+		{Name: "tms", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
+		{Name: "dms", Type: &arrow.DurationType{Unit: arrow.Millisecond}},
+	}, nil)
+	b := array.NewRecordBuilder(memory.NewGoAllocator(), sch)
+	defer b.Release()
+	for i, v := range []int64{-1500, 1500, -2500000, 3003, 4004, 5005} {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(v))
+		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp([]int64{-2, 1, 2, 3, 4, 5}[i]))
+		b.Field(2).(*array.DurationBuilder).Append(arrow.Duration(i - 2))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	checkRows(t, rec, []struct{ pred, want string }{ // Lance 12's answers on these rows
+		{"tus > tms", "0"},
+		{"tus = tms", "1345"},
+		{"tus < tms", "2"},
+		{"tus - tms > dms", "01"},
+		{"tus + dms > tus", "345"},
+	})
+	if _, err := Compile("tus - tms > 5", sch); !errors.Is(err, ErrType) {
+		t.Errorf("a duration against a number: %v, want ErrType", err)
+	}
+}

@@ -10,8 +10,11 @@ import (
 // Date and time arithmetic as Lance 12 accepts it in a filter (measured
 // through the peer; INTERVAL literals are not SQL Lance 12 takes):
 //
-//	timestamp - timestamp   → duration of the unit   (same unit and zone)
-//	timestamp ± duration    → timestamp              (same unit)
+//	timestamp - timestamp   → duration of the unit   (same zone, or UTC
+//	                          with none; different units: both truncated
+//	                          to the coarser unit first)
+//	timestamp ± duration    → timestamp              (same unit, or a
+//	                          coarser duration scaled to the timestamp's)
 //	duration + timestamp    → timestamp
 //	duration ± duration     → duration               (same unit)
 //	date32 ± n, n + date32  → date32, n days         (n an integer constant)
@@ -20,8 +23,10 @@ import (
 // A TIMESTAMP or DATE literal takes the column's type; a 'string' compared
 // with a date or time expression is parsed as that type. Overflow of the
 // 64-bit (dates: 32-bit) result fails the evaluation (ErrArithmetic).
-// Other mixes (different units or zones, Date64, Time32/64, arithmetic of
-// a duration with a number, unary minus) are refused with a *TypeError.
+// Timestamps of different units compare in the coarser unit (truncated).
+// Other mixes (other zones, a duration finer than the timestamp, durations
+// of different units, Date64, Time32/64, arithmetic of a duration with a
+// number, unary minus) are refused with a *TypeError.
 
 func isTemporal(dt arrow.DataType) bool {
 	if dt == nil {
@@ -106,6 +111,20 @@ func tempArithType(op byte, off int, l, r aexpr) (aexpr, aexpr, arrow.DataType, 
 		}
 		return -1
 	}
+	if lt.ID() == arrow.TIMESTAMP && rt.ID() == arrow.TIMESTAMP && op == '-' && !arrow.TypeEqual(lt, rt) {
+		// different units: both to the coarser one (truncating)
+		if nl, nr, ok := coarserTimestamps(l, r); ok {
+			l, r, lt, rt = nl, nr, nl.typ(), nr.typ()
+		}
+	}
+	if lt.ID() == arrow.TIMESTAMP && rt.ID() == arrow.DURATION && unit(rt) < unit(lt) {
+		r = convertUnit(r, unit(lt)) // a coarser duration scales to the timestamp's unit
+		rt = r.typ()
+	}
+	if lt.ID() == arrow.DURATION && rt.ID() == arrow.TIMESTAMP && unit(lt) < unit(rt) {
+		l = convertUnit(l, unit(rt))
+		lt = l.typ()
+	}
 	switch {
 	case lt.ID() == arrow.TIMESTAMP && rt.ID() == arrow.TIMESTAMP && op == '-' && arrow.TypeEqual(lt, rt):
 		return l, r, &arrow.DurationType{Unit: unit(lt)}, nil
@@ -168,6 +187,108 @@ func tempBinOp(op byte, t arrow.DataType, l, r *nvec, rows int, live []bool) (*n
 			return nil, fmt.Errorf("%w: date out of range (%d days)", ErrArithmetic, z)
 		}
 		out.i[k] = z
+	}
+	return out, nil
+}
+
+// aCast converts a timestamp or duration to another unit of the same
+// kind: to a coarser unit by truncating division (as arrow-rs casts), to
+// a finer one by multiplication (overflow fails).
+type aCast struct {
+	x        aexpr
+	t        arrow.DataType
+	div, mul int64
+}
+
+func (a *aCast) typ() arrow.DataType { return a.t }
+
+// unitScale is the number of unit ticks in a second.
+func unitScale(u arrow.TimeUnit) int64 {
+	return [...]int64{1, 1e3, 1e6, 1e9}[u]
+}
+
+func tsUnit(t arrow.DataType) arrow.TimeUnit {
+	switch t := t.(type) {
+	case *arrow.TimestampType:
+		return t.Unit
+	case *arrow.DurationType:
+		return t.Unit
+	}
+	return arrow.Second
+}
+
+// withUnit returns t (a timestamp or duration type) in unit u.
+func withUnit(t arrow.DataType, u arrow.TimeUnit) arrow.DataType {
+	if ts, ok := t.(*arrow.TimestampType); ok {
+		return &arrow.TimestampType{Unit: u, TimeZone: ts.TimeZone}
+	}
+	return &arrow.DurationType{Unit: u}
+}
+
+// convertUnit wraps a in an aCast to unit u (nil: no change needed).
+func convertUnit(a aexpr, u arrow.TimeUnit) aexpr {
+	from := tsUnit(a.typ())
+	if from == u {
+		return a
+	}
+	c := &aCast{x: a, t: withUnit(a.typ(), u)}
+	if unitScale(from) > unitScale(u) {
+		c.div = unitScale(from) / unitScale(u)
+	} else {
+		c.mul = unitScale(u) / unitScale(from)
+	}
+	return c
+}
+
+// utcLike reports whether a time zone names UTC.
+func utcLike(tz string) bool { return tz == "UTC" || tz == "+00:00" || tz == "Z" || tz == "Etc/UTC" }
+
+// sameInstantZones reports whether timestamps of zones a and b compare
+// by their stored values: the same zone, or UTC with a zone-less one
+// (arrow-rs reads a zone-less value as UTC local time when it casts).
+func sameInstantZones(a, b arrow.DataType) bool {
+	x, y := a.(*arrow.TimestampType).TimeZone, b.(*arrow.TimestampType).TimeZone
+	return x == y || (x == "" && utcLike(y)) || (y == "" && utcLike(x))
+}
+
+// coarserTimestamps brings two timestamps of different units (zones
+// compatible) to the coarser unit, as DataFusion coerces them.
+func coarserTimestamps(l, r aexpr) (aexpr, aexpr, bool) {
+	lt, rt := l.typ(), r.typ()
+	if lt.ID() != arrow.TIMESTAMP || rt.ID() != arrow.TIMESTAMP || !sameInstantZones(lt, rt) {
+		return l, r, false
+	}
+	u := min(tsUnit(lt), tsUnit(rt))
+	l, r = convertUnit(l, u), convertUnit(r, u)
+	if ltz := lt.(*arrow.TimestampType).TimeZone; ltz != "" {
+		if c, ok := r.(*aCast); ok {
+			c.t = &arrow.TimestampType{Unit: u, TimeZone: ltz}
+		} else if !arrow.TypeEqual(r.typ(), withUnit(lt, u)) {
+			r = &aCast{x: r, t: withUnit(lt, u), div: 1}
+		}
+	}
+	if !arrow.TypeEqual(l.typ(), r.typ()) {
+		l = &aCast{x: l, t: r.typ(), div: 1}
+	}
+	return l, r, true
+}
+
+func (f *Filter) evalCast(rec arrow.RecordBatch, a *aCast, rows int, live []bool) (*nvec, error) {
+	x, err := f.evalArith(rec, a.x, rows, live)
+	if err != nil {
+		return nil, err
+	}
+	out := &nvec{t: a.t, null: x.null, i: make([]int64, rows)}
+	for k, v := range x.i {
+		if a.mul != 0 {
+			z := v * a.mul
+			if v != 0 && (z/a.mul != v) && !out.isNull(k) && (live == nil || live[k]) {
+				return nil, fmt.Errorf("%w: overflow converting %d to %s", ErrArithmetic, v, a.t)
+			}
+			out.i[k] = z
+			continue
+		}
+		out.i[k] = v / max(a.div, 1)
 	}
 	return out, nil
 }

@@ -49,6 +49,8 @@ func arSchema() *arrow.Schema {
 		{Name: "dur2", Type: &arrow.DurationType{Unit: arrow.Microsecond}, Nullable: true},
 		{Name: "d32", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
 		{Name: "d32b", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+		{Name: "tms", Type: &arrow.TimestampType{Unit: arrow.Millisecond}, Nullable: true},
+		{Name: "dms", Type: &arrow.DurationType{Unit: arrow.Millisecond}, Nullable: true},
 	}, nil)
 }
 
@@ -111,7 +113,11 @@ func arBatch(rng *mrand.Rand, first int64, n int, zeroAt map[int64]bool) arrow.R
 			if null() {
 				b.Field(c).AppendNull()
 			} else {
-				b.Field(c).(*array.TimestampBuilder).Append(arrow.Timestamp(1700000000000000 + int64(rng.IntN(40)-20)*1000000))
+				v := 1700000000000000 + int64(rng.IntN(40)-20)*1000000 + int64(rng.IntN(3000)-1500)
+				if rng.IntN(5) == 0 {
+					v = int64(rng.IntN(6001) - 3000) // around the epoch, negative too
+				}
+				b.Field(c).(*array.TimestampBuilder).Append(arrow.Timestamp(v))
 			}
 		}
 		for c := 12; c <= 13; c++ {
@@ -130,6 +136,21 @@ func arBatch(rng *mrand.Rand, first int64, n int, zeroAt map[int64]bool) arrow.R
 			} else {
 				b.Field(c).(*array.Date32Builder).Append(arrow.Date32(19000 + rng.IntN(60) - 30))
 			}
+		}
+		// tms: milliseconds without a zone, near ts (or near 0, where
+		// truncating ts's negative microseconds matters)
+		switch {
+		case null():
+			b.Field(16).AppendNull()
+		case rng.IntN(4) == 0:
+			b.Field(16).(*array.TimestampBuilder).Append(arrow.Timestamp(rng.IntN(7) - 3))
+		default:
+			b.Field(16).(*array.TimestampBuilder).Append(arrow.Timestamp(1700000000000 + int64(rng.IntN(40000)-20000)))
+		}
+		if null() {
+			b.Field(17).AppendNull()
+		} else {
+			b.Field(17).(*array.DurationBuilder).Append(arrow.Duration(rng.IntN(9) - 4))
 		}
 	}
 	return b.NewRecordBatch()
@@ -178,6 +199,9 @@ func arPredicates(rng *mrand.Rand) []string {
 		fmt.Sprintf("d32 + %d = d32b", k(-5, 5)), "d32 - 30 < d32b", "1 + d32 > d32b", fmt.Sprintf("d32 - d32b > %d", k(-10, 10)),
 		"d32 - d32b = 0", "d32 - DATE '2022-01-01' > 5", "d32 + (2 * 3) > '2022-01-20'", "d32 + 1 IN ('2022-01-09', '2022-01-20')",
 		"d32 - d32b BETWEEN -3 AND 3",
+		// timestamps of different units: the coarser one, truncated
+		"ts > tms", "ts = tms", "ts <= tms", "tms < ts2", "ts - tms > dms", "tms - ts < dms", "ts - tms = dms",
+		"ts + dms > ts2", "tms + dms > tms", "dms + ts <= ts", "(ts - tms) IS NULL", "ts - tms BETWEEN dms AND dms",
 		// refused by both
 		"ts + 1 > ts2", "dur * 2 > dur", "-ts < ts2", "d32 * 2 > d32b", "ts - ts2 > 5", "dur > 3000000 + dur2",
 	}
