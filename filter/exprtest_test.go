@@ -259,7 +259,7 @@ func FuzzParseBindArith(f *testing.F) {
 
 // TestArith_TimestampUnitsTruncateToCoarser: timestamps of different
 // units compare and subtract in the coarser unit, truncated toward zero
-// (Lance 12 through the peer: tus = -1500 µs equals... -1 ms, not -2).
+// (Lance 12 through the peer: -1500 µs is -1 ms there, not -2).
 func TestArith_TimestampUnitsTruncateToCoarser(t *testing.T) {
 	sch := arrow.NewSchema([]arrow.Field{
 		{Name: "tus", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
