@@ -183,7 +183,7 @@ func (b *binder) bindArith(n node) (aexpr, error) {
 			return nil, err
 		}
 		if !isNumeric(c.vt) && !isTemporal(c.vt) {
-			return nil, typeErr(n.off, c.name, "arithmetic needs a number, a timestamp, a date32 or a duration, not %s", c.dt)
+			return nil, typeErr(n.off, c.name, "arithmetic needs a number, a timestamp, a date or a duration, not %s", c.dt)
 		}
 		return &aCol{col: c, t: c.vt}, nil
 	case *litNode:
@@ -868,6 +868,8 @@ func numColumn(col *column, t arrow.DataType, rows int) (*nvec, error) {
 		case *array.Timestamp:
 			out.i[k] = int64(a.Value(j))
 		case *array.Date32:
+			out.i[k] = int64(a.Value(j))
+		case *array.Date64:
 			out.i[k] = int64(a.Value(j))
 		case *array.Duration:
 			out.i[k] = int64(a.Value(j))

@@ -19,21 +19,23 @@ import (
 //	duration ± duration     → duration               (same unit)
 //	date32 ± n, n + date32  → date32, n days         (n an integer constant)
 //	date32 - date32         → Int64 days
+//	date64 ± n, n + date64  → date64, n days (n × 86,400,000 ms)
+//	date64 - date64         → Int64 days (the difference in ms / 86,400,000)
 //
 // A TIMESTAMP or DATE literal takes the column's type; a 'string' compared
 // with a date or time expression is parsed as that type. Overflow of the
 // 64-bit (dates: 32-bit) result fails the evaluation (ErrArithmetic).
 // Timestamps of different units compare in the coarser unit (truncated).
 // Other mixes (other zones, a duration finer than the timestamp, durations
-// of different units, Date64, Time32/64, arithmetic of a duration with a
-// number, unary minus) are refused with a *TypeError.
+// of different units, date32 with date64, Time32/64, arithmetic of a
+// duration with a number, unary minus) are refused with a *TypeError.
 
 func isTemporal(dt arrow.DataType) bool {
 	if dt == nil {
 		return false
 	}
 	switch dt.ID() {
-	case arrow.TIMESTAMP, arrow.DATE32, arrow.DURATION:
+	case arrow.TIMESTAMP, arrow.DATE32, arrow.DATE64, arrow.DURATION:
 		return true
 	}
 	return false
@@ -62,6 +64,8 @@ func litAs(l *litNode, t arrow.DataType) (*aLit, error) {
 	case arrow.Timestamp:
 		out.i = int64(v)
 	case arrow.Date32:
+		out.i = int64(v)
+	case arrow.Date64:
 		out.i = int64(v)
 	case arrow.Duration:
 		out.i = int64(v)
@@ -134,15 +138,20 @@ func tempArithType(op byte, off int, l, r aexpr) (aexpr, aexpr, arrow.DataType, 
 		return l, r, rt, nil
 	case lt.ID() == arrow.DURATION && rt.ID() == arrow.DURATION && unit(lt) == unit(rt):
 		return l, r, lt, nil
-	case lt.ID() == arrow.DATE32 && rt.ID() == arrow.DATE32 && op == '-':
+	case isDate(lt) && arrow.TypeEqual(lt, rt) && op == '-':
 		return l, r, arrow.PrimitiveTypes.Int64, nil
-	case lt.ID() == arrow.DATE32 && isInt(rt) && constant(r):
+	case isDate(lt) && isInt(rt) && constant(r):
 		return l, r, lt, nil
-	case rt.ID() == arrow.DATE32 && isInt(lt) && constant(l) && op == '+':
+	case isDate(rt) && isInt(lt) && constant(l) && op == '+':
 		return l, r, rt, nil
 	}
 	return bad()
 }
+
+func isDate(t arrow.DataType) bool { return t.ID() == arrow.DATE32 || t.ID() == arrow.DATE64 }
+
+// msPerDay is a day in Date64's milliseconds.
+const msPerDay = 86400000
 
 func showType(t arrow.DataType) string {
 	if t == nil {
@@ -171,6 +180,19 @@ func tempBinOp(op byte, t arrow.DataType, l, r *nvec, rows int, live []bool) (*n
 		if r.u != nil && r.u[k] > math.MaxInt64 || l.u != nil && l.u[k] > math.MaxInt64 {
 			return nil, fmt.Errorf("%w: overflow in %s", ErrArithmetic, t)
 		}
+		if t.ID() == arrow.DATE64 { // n days are n × 86,400,000 ms
+			if isInt(r.t) {
+				if y > math.MaxInt64/msPerDay || y < math.MinInt64/msPerDay {
+					return nil, fmt.Errorf("%w: overflow in %d days (%s)", ErrArithmetic, y, t)
+				}
+				y *= msPerDay
+			} else if isInt(l.t) {
+				if x > math.MaxInt64/msPerDay || x < math.MinInt64/msPerDay {
+					return nil, fmt.Errorf("%w: overflow in %d days (%s)", ErrArithmetic, x, t)
+				}
+				x *= msPerDay
+			}
+		}
 		var z int64
 		if op == '+' {
 			z = x + y
@@ -185,6 +207,9 @@ func tempBinOp(op byte, t arrow.DataType, l, r *nvec, rows int, live []bool) (*n
 		}
 		if t.ID() == arrow.DATE32 && (z < math.MinInt32 || z > math.MaxInt32) {
 			return nil, fmt.Errorf("%w: date out of range (%d days)", ErrArithmetic, z)
+		}
+		if isInt(t) && l.t != nil && l.t.ID() == arrow.DATE64 { // date64 - date64: days
+			z /= msPerDay
 		}
 		out.i[k] = z
 	}
