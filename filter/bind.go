@@ -109,10 +109,13 @@ type (
 type pnode interface{}
 
 type (
-	pTerm  struct{ i int }
-	pAll   struct{} // unknown: keep everything
-	pNone  struct{} // never true: keep nothing
-	pLogic struct {
+	pTerm struct{ i int }
+	pAll  struct{} // unknown: keep everything
+	pNone struct{} // never true: keep nothing
+	// pPartial is x AND something no term decides: x prunes, but Lance
+	// 12 would not use an index for an OR holding it.
+	pPartial struct{ x pnode }
+	pLogic   struct {
 		and  bool
 		l, r pnode
 	}
@@ -170,6 +173,7 @@ type binder struct {
 	schema *arrow.Schema
 	f      *Filter
 	refs   map[*refNode]*colRef
+	litCol arrow.DataType // set: literals take this column type (IN / BETWEEN items)
 }
 
 func typeErr(off int, col, format string, args ...any) error {
@@ -345,6 +349,11 @@ func (b *binder) bind(n node) (bnode, error) {
 		}
 		out := &bIn{col: c, neg: n.neg}
 		for _, l := range n.lits {
+			if l.kind != litNull {
+				if err := lanceLit(l, c.vt); err != nil {
+					return nil, typeErr(l.off, c.name, "%v", err)
+				}
+			}
 			v, err := b.lit(c, l)
 			if err != nil {
 				return nil, err
@@ -363,6 +372,13 @@ func (b *binder) bind(n node) (bnode, error) {
 		}
 		if err := comparable(c); err != nil {
 			return nil, err
+		}
+		for _, l := range []*litNode{n.lo, n.hi} {
+			if l.kind != litNull {
+				if err := lanceLit(l, c.vt); err != nil {
+					return nil, typeErr(l.off, c.name, "%v", err)
+				}
+			}
 		}
 		lo, err := b.lit(c, n.lo)
 		if err != nil {
@@ -390,6 +406,8 @@ func (b *binder) bind(n node) (bnode, error) {
 		return &bIsBool{col: c, val: n.val, neg: n.neg}, nil
 	case *exprCmpNode:
 		return b.bindExprCmp(n)
+	case *exprTestNode:
+		return b.bindExprTest(n)
 	case *arithNode, *negNode:
 		return nil, typeErr(n.offset(), "", "arithmetic is not a predicate (compare it with a value)")
 	case *likeNode:
@@ -428,10 +446,12 @@ func and(l, r pnode) pnode {
 	switch {
 	case isNone(l) || isNone(r):
 		return &pNone{}
-	case isAll(l):
-		return r
-	case isAll(r):
+	case isAll(l) && isAll(r):
 		return l
+	case isAll(l):
+		return &pPartial{x: r}
+	case isAll(r):
+		return &pPartial{x: l}
 	}
 	return &pLogic{and: true, l: l, r: r}
 }
@@ -561,7 +581,7 @@ func (b *binder) toPrune(n node, neg bool) (pnode, error) {
 			return eq(n.val), nil
 		}
 		return or(eq(!n.val), b.term(c, seedio.Predicate{Op: seedio.OpIsNull}, c.name+" IS NULL")), nil
-	case *exprCmpNode:
+	case *exprCmpNode, *exprTestNode:
 		// Arithmetic or two columns: nothing a single column's bounds
 		// decide (R65: unknown keeps every row).
 		return &pAll{}, nil

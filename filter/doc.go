@@ -4,7 +4,14 @@
 // IS [NOT] TRUE/FALSE, isnan(col), LIKE, typed literals, nested field
 // references a.b, quoted names), arithmetic (+ - * / %, unary minus) and
 // column-to-column comparisons with DataFusion's coercion and Lance 12's
-// results (arith.go).
+// results (arith.go; Decimal128 and UInt64/signed mixes in decimal.go,
+// dates and times in temporal.go), IN / BETWEEN / IS NULL on arithmetic.
+//
+// Whether a query fails (a division by zero, an overflow) follows Lance
+// 12 too: EvalLive evaluates one of Lance's batches with DataFusion's
+// AND/OR short-circuits, MayFail tells a scan that it must not skip zones
+// by seeds, and KeepRangesAsLance12Index prunes only where Lance 12's
+// index use does.
 //
 // Parse turns text into an Expr (errors: *SyntaxError with the offset and
 // the token); Bind checks it against an Arrow schema (errors: *TypeError

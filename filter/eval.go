@@ -67,26 +67,70 @@ func triOr(a, b uint8) uint8 {
 // selected). rec must hold, by name, the top-level columns of Columns()
 // with the types the filter was bound to.
 func (f *Filter) Eval(rec arrow.RecordBatch) ([]bool, error) {
-	t, err := f.evalTri(rec, f.root)
+	return f.EvalLive(rec, nil)
+}
+
+// EvalLive is Eval of the rows where live is true (nil: every row), the
+// batch Lance 12 would evaluate (it never evaluates deleted rows): rows
+// not live are not selected and their arithmetic never fails. AND and OR
+// short-circuit as DataFusion's do, decided on the live rows of this
+// batch, so that a division by zero fails exactly when Lance 12's
+// evaluation of the same batch fails: with no NULL on the left side, AND
+// skips its right side when the left is false on every row, evaluates it
+// only on the rows where the left is true when those are at most a fifth
+// of the batch; OR skips its right side when the left is true on every
+// row.
+func (f *Filter) EvalLive(rec arrow.RecordBatch, live []bool) ([]bool, error) {
+	if live != nil && len(live) != int(rec.NumRows()) {
+		return nil, fmt.Errorf("%w: %d live flags for %d rows", ErrEval, len(live), rec.NumRows())
+	}
+	t, err := f.evalTri(rec, f.root, live)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]bool, len(t))
 	for i, v := range t {
-		out[i] = v == tTrue
+		out[i] = v == tTrue && (live == nil || live[i])
 	}
 	return out, nil
 }
 
-func (f *Filter) evalTri(rec arrow.RecordBatch, n bnode) ([]uint8, error) {
+// preSelection is DataFusion's PRE_SELECTION_THRESHOLD.
+const preSelection float32 = 0.2
+
+func (f *Filter) evalTri(rec arrow.RecordBatch, n bnode, live []bool) ([]uint8, error) {
 	rows := int(rec.NumRows())
 	switch n := n.(type) {
 	case *bLogic:
-		l, err := f.evalTri(rec, n.l)
+		l, err := f.evalTri(rec, n.l, live)
 		if err != nil {
 			return nil, err
 		}
-		r, err := f.evalTri(rec, n.r)
+		cnt, trues, nulls := 0, 0, 0
+		for i, v := range l {
+			if live == nil || live[i] {
+				cnt++
+				switch v {
+				case tTrue:
+					trues++
+				case tNull:
+					nulls++
+				}
+			}
+		}
+		rlive := live
+		if nulls == 0 && cnt > 0 {
+			switch {
+			case n.and && trues == 0, !n.and && trues == cnt:
+				return l, nil // the left side decides every row
+			case n.and && trues < cnt && trues <= int(float32(cnt)*preSelection):
+				rlive = make([]bool, rows) // evaluate the right side where the left is true
+				for i, v := range l {
+					rlive[i] = v == tTrue && (live == nil || live[i])
+				}
+			}
+		}
+		r, err := f.evalTri(rec, n.r, rlive)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +143,7 @@ func (f *Filter) evalTri(rec arrow.RecordBatch, n bnode) ([]uint8, error) {
 		}
 		return l, nil
 	case *bNot:
-		x, err := f.evalTri(rec, n.x)
+		x, err := f.evalTri(rec, n.x, live)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +158,17 @@ func (f *Filter) evalTri(rec arrow.RecordBatch, n bnode) ([]uint8, error) {
 		}
 		return out, nil
 	case *bExprCmp:
-		return f.evalExprCmp(rec, n, rows)
+		return f.evalExprCmp(rec, n, rows, live)
+	case *bExprIsNull:
+		x, err := f.evalArith(rec, n.x, rows, live)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]uint8, rows)
+		for i := range out {
+			out[i] = triOf(x.isNull(i) != n.neg)
+		}
+		return out, nil
 	case *bColCmp:
 		return f.evalColCmp(rec, n, rows)
 	}

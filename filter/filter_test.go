@@ -263,7 +263,8 @@ func TestR65_KeepRangesInexact(t *testing.T) {
 }
 
 func FuzzParseBind(f *testing.F) {
-	for _, s := range []string{"i = 1", "NOT (i IN (1,2) OR s LIKE 'a%')", "p.x BETWEEN -1 AND 2", "isnan(f)", "\"Mixed Case\" <> 3", "b IS NOT TRUE", "x'00' = s", "g >= -inf", "i % 3 = 1", "(i + 1) * -p.x >= f / 2 OR g < i", "-(i - `Mixed Case`) <> p.x % 0"} {
+	for _, s := range []string{"i = 1", "NOT (i IN (1,2) OR s LIKE 'a%')", "p.x BETWEEN -1 AND 2", "isnan(f)", "\"Mixed Case\" <> 3", "b IS NOT TRUE", "x'00' = s", "g >= -inf", "i % 3 = 1", "(i + 1) * -p.x >= f / 2 OR g < i", "-(i - `Mixed Case`) <> p.x % 0",
+		"(i + 1) IN (1, 2)", "i * 2 NOT BETWEEN 3 AND 9", "(i - p.x) IS NULL", "i IN (i + 1, 3)", "i BETWEEN p.x AND 5", "i + 1 LIKE 'a%'"} {
 		f.Add(s)
 	}
 	rec := testRecord(f)

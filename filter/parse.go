@@ -321,26 +321,48 @@ type exprCmpNode struct {
 	off  int
 }
 
+// exprTestNode is IN (lits), BETWEEN lits[0] AND lits[1], IS [NOT] NULL,
+// IS [NOT] TRUE/FALSE or LIKE applied to an expression that is not a
+// plain column (arithmetic, a literal).
+type exprTestNode struct {
+	kind  testKind
+	x     node
+	items []node // IN's list, BETWEEN's bounds, LIKE's pattern
+	neg   bool
+	off   int
+}
+
+type testKind int
+
+const (
+	testIn testKind = iota
+	testBetween
+	testNull
+	testBool
+	testLike
+)
+
 // constNode is a boolean or NULL literal used as a predicate.
 type constNode struct {
 	lit *litNode
 }
 
-func (n *refNode) offset() int     { return n.off }
-func (n *litNode) offset() int     { return n.off }
-func (n *cmpNode) offset() int     { return n.off }
-func (n *logicNode) offset() int   { return n.off }
-func (n *notNode) offset() int     { return n.off }
-func (n *inNode) offset() int      { return n.off }
-func (n *betweenNode) offset() int { return n.off }
-func (n *isNullNode) offset() int  { return n.off }
-func (n *isBoolNode) offset() int  { return n.off }
-func (n *callNode) offset() int    { return n.off }
-func (n *likeNode) offset() int    { return n.off }
-func (n *constNode) offset() int   { return n.lit.off }
-func (n *arithNode) offset() int   { return n.off }
-func (n *negNode) offset() int     { return n.off }
-func (n *exprCmpNode) offset() int { return n.off }
+func (n *refNode) offset() int      { return n.off }
+func (n *litNode) offset() int      { return n.off }
+func (n *cmpNode) offset() int      { return n.off }
+func (n *logicNode) offset() int    { return n.off }
+func (n *notNode) offset() int      { return n.off }
+func (n *inNode) offset() int       { return n.off }
+func (n *betweenNode) offset() int  { return n.off }
+func (n *isNullNode) offset() int   { return n.off }
+func (n *isBoolNode) offset() int   { return n.off }
+func (n *callNode) offset() int     { return n.off }
+func (n *likeNode) offset() int     { return n.off }
+func (n *constNode) offset() int    { return n.lit.off }
+func (n *arithNode) offset() int    { return n.off }
+func (n *negNode) offset() int      { return n.off }
+func (n *exprCmpNode) offset() int  { return n.off }
+func (n *exprTestNode) offset() int { return n.off }
 
 func (n *refNode) name() string { return strings.Join(n.path, ".") }
 
@@ -358,8 +380,8 @@ func (e *Expr) String() string { return e.text }
 //	expr  := expr OR expr | expr AND expr | NOT expr | ( expr ) | pred
 //	pred  := col op lit | lit op col            op: = == != <> < <= > >=
 //	       | num op num                         (arithmetic, two columns)
-//	       | col [NOT] IN (lit, …) | col [NOT] BETWEEN lit AND lit
-//	       | col IS [NOT] NULL | col IS [NOT] TRUE|FALSE
+//	       | x [NOT] IN (num, …) | x [NOT] BETWEEN num AND num
+//	       | x IS [NOT] NULL | col IS [NOT] TRUE|FALSE      x: col or num
 //	       | col [NOT] LIKE 'pattern' | isnan(col) | col (a boolean column)
 //	       | TRUE | FALSE | NULL
 //	col   := name(.name)*                   name: ident, "quoted" or `quoted`
@@ -694,8 +716,16 @@ func (p *parser) pred(depth int) (node, error) {
 		// "(a + b) > 5" or a parenthesised predicate: try the arithmetic
 		// reading first (linear: it never backtracks itself).
 		save := p.i
-		if x, err := p.additive(depth); err == nil && isCmpOp(p.peek()) {
-			return p.comparison(x, depth)
+		if x, err := p.additive(depth); err == nil {
+			if t := p.peek(); isCmpOp(t) {
+				return p.comparison(x, depth)
+			} else if _, ref := x.(*refNode); !ref && (isTestKw(t) || (isKw(t, "not") && isTestKw(p.peek2()))) {
+				neg := isKw(t, "not")
+				if neg {
+					p.take()
+				}
+				return p.exprTest(x, p.peek(), neg)
+			}
 		}
 		p.i = save
 		p.take()
@@ -719,12 +749,20 @@ func (p *parser) pred(depth int) (node, error) {
 		neg = true
 		t = p.peek()
 	}
+	// A left side that is not a plain column (arithmetic, a literal):
+	// IN, BETWEEN and IS [NOT] NULL apply to its value (exprTestNode).
+	_, isRef := left.(*refNode)
 	asRef := func(what token) (*refNode, error) {
 		r, ok := left.(*refNode)
 		if !ok {
 			return nil, &SyntaxError{Offset: left.offset(), Token: "", Msg: fmt.Sprintf("the left side of %s must be a column", strings.ToUpper(what.text))}
 		}
 		return r, nil
+	}
+	if !isRef && (isKw(t, "in") || isKw(t, "between") || isKw(t, "is") || isKw(t, "like")) {
+		if _, call := left.(*callNode); !call {
+			return p.exprTest(left, t, neg)
+		}
 	}
 	switch {
 	case isCmpOp(t):
@@ -737,43 +775,29 @@ func (p *parser) pred(depth int) (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if lp := p.take(); lp.kind != tLParen {
-			return nil, synErr(lp, "expected '(' after IN")
+		items, err := p.inList(depth)
+		if err != nil {
+			return nil, err
 		}
-		n := &inNode{ref: r, neg: neg, off: t.pos}
-		for {
-			l, err := p.literal()
-			if err != nil {
-				return nil, err
-			}
-			n.lits = append(n.lits, l)
-			s := p.take()
-			if s.kind == tRParen {
-				break
-			}
-			if s.kind != tComma {
-				return nil, synErr(s, "expected ',' or ')'")
-			}
+		lits := allLits(items)
+		if lits == nil { // a column or arithmetic in the list
+			return &exprTestNode{kind: testIn, x: r, items: items, neg: neg, off: t.pos}, nil
 		}
-		return n, nil
+		return &inNode{ref: r, lits: lits, neg: neg, off: t.pos}, nil
 	case isKw(t, "between"):
 		p.take()
 		r, err := asRef(t)
 		if err != nil {
 			return nil, err
 		}
-		lo, err := p.literal()
+		lo, hi, err := p.betweenBounds(depth)
 		if err != nil {
 			return nil, err
 		}
-		if a := p.take(); !isKw(a, "and") {
-			return nil, synErr(a, "expected AND in BETWEEN")
+		if lits := allLits([]node{lo, hi}); lits != nil {
+			return &betweenNode{ref: r, lo: lits[0], hi: lits[1], neg: neg, off: t.pos}, nil
 		}
-		hi, err := p.literal()
-		if err != nil {
-			return nil, err
-		}
-		return &betweenNode{ref: r, lo: lo, hi: hi, neg: neg, off: t.pos}, nil
+		return &exprTestNode{kind: testBetween, x: r, items: []node{lo, hi}, neg: neg, off: t.pos}, nil
 	case isKw(t, "like"):
 		p.take()
 		r, err := asRef(t)
@@ -814,6 +838,108 @@ func (p *parser) pred(depth int) (node, error) {
 		}
 	}
 	return nil, synErr(t, "expected an operator")
+}
+
+func isTestKw(t token) bool {
+	return isKw(t, "in") || isKw(t, "between") || isKw(t, "is") || isKw(t, "like")
+}
+
+// exprTest parses IN (...), BETWEEN, IS [NOT] NULL or LIKE after a left
+// side that is not a plain column.
+func (p *parser) exprTest(left node, t token, neg bool) (node, error) {
+	p.take()
+	n := &exprTestNode{x: left, neg: neg, off: t.pos}
+	switch {
+	case isKw(t, "in"):
+		n.kind = testIn
+		items, err := p.inList(0)
+		if err != nil {
+			return nil, err
+		}
+		n.items = items
+	case isKw(t, "between"):
+		n.kind = testBetween
+		lo, hi, err := p.betweenBounds(0)
+		if err != nil {
+			return nil, err
+		}
+		n.items = []node{lo, hi}
+	case isKw(t, "like"):
+		n.kind = testLike
+		pat := p.take()
+		if pat.kind != tStr {
+			return nil, synErr(pat, "expected a 'pattern' after LIKE")
+		}
+		n.items = []node{&litNode{kind: litString, text: pat.text, off: pat.pos}}
+	default: // IS
+		if isKw(p.peek(), "not") {
+			p.take()
+			n.neg = true
+		}
+		v := p.take()
+		switch {
+		case isKw(v, "null"):
+			n.kind = testNull
+		case isKw(v, "true"), isKw(v, "false"):
+			n.kind = testBool
+		default:
+			return nil, synErr(v, "expected NULL, TRUE or FALSE after IS")
+		}
+	}
+	return n, nil
+}
+
+// inList parses "(item, …)" after IN; items are literals or arithmetic
+// over columns.
+func (p *parser) inList(depth int) ([]node, error) {
+	if lp := p.take(); lp.kind != tLParen {
+		return nil, synErr(lp, "expected '(' after IN")
+	}
+	var items []node
+	for {
+		x, err := p.additive(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, x)
+		s := p.take()
+		if s.kind == tRParen {
+			return items, nil
+		}
+		if s.kind != tComma {
+			return nil, synErr(s, "expected ',' or ')'")
+		}
+	}
+}
+
+// betweenBounds parses "lo AND hi" after BETWEEN (multiplicative bounds,
+// so that the AND is BETWEEN's).
+func (p *parser) betweenBounds(depth int) (node, node, error) {
+	lo, err := p.additive(depth + 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a := p.take(); !isKw(a, "and") {
+		return nil, nil, synErr(a, "expected AND in BETWEEN")
+	}
+	hi, err := p.additive(depth + 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lo, hi, nil
+}
+
+// allLits returns the items as literals, or nil when one is not.
+func allLits(items []node) []*litNode {
+	out := make([]*litNode, len(items))
+	for i, x := range items {
+		l, ok := x.(*litNode)
+		if !ok {
+			return nil
+		}
+		out[i] = l
+	}
+	return out
 }
 
 // comparison parses "op right" after left.

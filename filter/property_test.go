@@ -82,7 +82,7 @@ func TestR65_PruningIsSoundWithLooseAndUnusableStats(t *testing.T) {
 			}
 			terms := f.Terms()
 			unusable := rng.IntN(len(terms) + 1)
-			kept := f.KeepRanges(uint64(n), func(i int) ([]Range, bool) {
+			termRanges := func(i int) ([]Range, bool) {
 				if i == unusable {
 					return nil, false
 				}
@@ -92,7 +92,9 @@ func TestR65_PruningIsSoundWithLooseAndUnusableStats(t *testing.T) {
 					t.Fatalf("%q term %s: %v", pred, terms[i].Text, err)
 				}
 				return ZoneRanges(zs, keep, uint64(n)), true
-			})
+			}
+			kept := f.KeepRanges(uint64(n), termRanges)
+			keptIdx := f.KeepRangesAsLance12Index(uint64(n), termRanges)
 			for r, s := range sel {
 				rowsTotal++
 				if !overlapsRow(kept, uint64(r)) {
@@ -100,6 +102,9 @@ func TestR65_PruningIsSoundWithLooseAndUnusableStats(t *testing.T) {
 				}
 				if s && !overlapsRow(kept, uint64(r)) {
 					t.Fatalf("seed %d: %q selects row %d but pruning keeps only %v (terms %v)", seed, pred, r, kept, terms)
+				}
+				if s && !overlapsRow(keptIdx, uint64(r)) {
+					t.Fatalf("seed %d: %q selects row %d but index-style pruning keeps only %v (terms %v)", seed, pred, r, keptIdx, terms)
 				}
 			}
 			checked++
@@ -229,7 +234,10 @@ func randomPredicate(rng *rand.Rand, rec arrow.RecordBatch) string {
 		if depth < 3 && rng.IntN(6) == 0 {
 			return "NOT " + term(depth+1)
 		}
-		switch rng.IntN(9) {
+		switch rng.IntN(11) {
+		case 9, 10: // arithmetic (session 23): never a term, keeps rows; an AND prunes by its other side
+			return []string{"i * 2 + 1 > " + lit("i"), "(i - 3) IS NULL", "i % 7 IN (1, 2, -3)", "f * 2 BETWEEN -1 AND 3",
+				"i IN (i + 1, 3)", "g + f < 1.5", "i / 3 NOT BETWEEN -2 AND 2", "-i < i"}[rng.IntN(8)]
 		case 0:
 			return col + " IS NULL"
 		case 1:

@@ -13,6 +13,31 @@ type Range struct{ Start, End uint64 }
 // is known about the term there (the term then keeps every row). The
 // result keeps every row the filter can select.
 func (f *Filter) KeepRanges(rows uint64, term func(i int) (ranges []Range, ok bool)) []Range {
+	return f.keepRanges(rows, term, false)
+}
+
+// KeepRangesAsLance12Index is KeepRanges as Lance 12 uses a scalar index:
+// an OR prunes only when both sides are decided by the terms alone (a
+// side with a part no term decides, such as arithmetic, makes Lance 12
+// evaluate the whole OR on every row); AND prunes by its decided parts.
+// A scan of a filter that can fail (MayFail) must skip no zone Lance 12
+// evaluates.
+func (f *Filter) KeepRangesAsLance12Index(rows uint64, term func(i int) (ranges []Range, ok bool)) []Range {
+	return f.keepRanges(rows, term, true)
+}
+
+// partial reports whether p holds a part no term decides.
+func partial(p pnode) bool {
+	switch p := p.(type) {
+	case *pAll, *pPartial:
+		return true
+	case *pLogic:
+		return partial(p.l) || partial(p.r)
+	}
+	return false
+}
+
+func (f *Filter) keepRanges(rows uint64, term func(i int) (ranges []Range, ok bool), lanceOr bool) []Range {
 	all := []Range{{0, rows}}
 	if rows == 0 {
 		return nil
@@ -28,7 +53,12 @@ func (f *Filter) KeepRanges(rows uint64, term func(i int) (ranges []Range, ok bo
 				return all
 			}
 			return intersect(rs, all)
+		case *pPartial:
+			return walk(p.x)
 		case *pLogic:
+			if lanceOr && !p.and && (partial(p.l) || partial(p.r)) {
+				return all
+			}
 			l := walk(p.l)
 			if p.and && len(l) == 0 {
 				return nil

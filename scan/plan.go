@@ -21,6 +21,10 @@ type Plan struct {
 	BytesFull, BytesToRead         int64
 	// IndexProblems lists ZoneMap segments found unusable (ignored).
 	IndexProblems []string
+	// SeedsUnused: the filter can fail (filter.Filter.MayFail: a division
+	// by a column, an overflow), so no zone is skipped by seeds — Lance 12
+	// evaluates every zone it does not skip by an index.
+	SeedsUnused bool
 }
 
 // FragmentPlan is the plan of one fragment.
@@ -47,7 +51,7 @@ type TermPlan struct {
 // zones kept and pruned per filter term, and the bytes to read versus a
 // full scan of the needed files.
 func (s *Scanner) Explain(ctx context.Context) (*Plan, error) {
-	p := &Plan{Version: s.snap.Version, Flagged: s.flagged, Columns: append([]string(nil), s.read...)}
+	p := &Plan{Version: s.snap.Version, Flagged: s.flagged, Columns: append([]string(nil), s.read...), SeedsUnused: s.noSeeds}
 	if s.filter != nil {
 		p.Filter = s.filter.String()
 	}
@@ -86,6 +90,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 		fmt.Fprintf(&sb, ", filter: %s", p.Filter)
 	}
 	fmt.Fprintf(&sb, "\nreads columns: %s; zone write seeds flag: %v (v1 seeds %s)\n", strings.Join(p.Columns, ", "), p.Flagged, map[bool]string{true: "usable", false: "ignored, R61"}[p.Flagged])
+	if p.SeedsUnused {
+		sb.WriteString("seeds: not used — the filter can fail (a division by a column, an overflow) and Lance 12 evaluates every zone an index does not skip\n")
+	}
 	fmt.Fprintf(&sb, "fragments: %d kept, %d pruned of %d\n", p.FragmentsKept, p.FragmentsPruned, len(p.Fragments))
 	fmt.Fprintf(&sb, "rows: %d of %d in kept zones (%s)\n", p.RowsKept, p.RowsTotal, pctU(p.RowsKept, p.RowsTotal))
 	fmt.Fprintf(&sb, "bytes: ~%d to read of %d for a full scan (%s)\n", p.BytesToRead, p.BytesFull, pctU(uint64(p.BytesToRead), uint64(p.BytesFull)))

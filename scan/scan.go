@@ -81,6 +81,7 @@ type Scanner struct {
 	idx      *zonemap.IndexSource
 	stats    datafile.IOStats
 	tailHint atomic.Int64 // first tail read of the next data file opened
+	noSeeds  bool         // prune by index segments only (filter.MayFail)
 }
 
 // projection is one output column: a top-level column or a nested path.
@@ -128,6 +129,11 @@ func New(ctx context.Context, d *snapshot.Dataset, opts Options) (*Scanner, erro
 			s.Close()
 			return nil, err
 		}
+		// A division that can fail: Lance 12 evaluates every batch of
+		// the rows it reads (within its short-circuits), so must we (see
+		// lanceBatch): seeds, which Lance cannot read, must not skip any
+		// zone; a ZoneMap index still does, as it does for Lance 12.
+		s.noSeeds = s.filter.MayFail()
 	}
 	if err := s.project(); err != nil {
 		s.Close()
@@ -477,10 +483,18 @@ func (s *Scanner) prune(ctx context.Context, fr *fragment) error {
 				known[i], ok[i] = intersectOr(known[i], ok[i], rs), true
 			}
 		}
-		if kept := s.filter.KeepRanges(fr.physRows, func(i int) ([]filter.Range, bool) { return known[i], ok[i] }); len(kept) == 0 {
+		keep := s.filter.KeepRanges
+		if s.noSeeds {
+			keep = s.filter.KeepRangesAsLance12Index
+		}
+		if kept := keep(fr.physRows, func(i int) ([]filter.Range, bool) { return known[i], ok[i] }); len(kept) == 0 {
 			fr.kept = nil
 			return nil
 		}
+	}
+	if s.noSeeds {
+		fr.kept = s.filter.KeepRangesAsLance12Index(fr.physRows, func(i int) ([]filter.Range, bool) { return known[i], ok[i] })
+		return nil
 	}
 	// the seeds each data file must provide
 	want := map[int][]string{}
