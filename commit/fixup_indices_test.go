@@ -2,12 +2,13 @@ package commit
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
@@ -46,17 +47,68 @@ func TestIndexBitmapSuspect_5_2e(t *testing.T) {
 }
 
 // TestOldWriterFixup_IndexBitmap_5_2e: the Lance 0.8.14 corpus table whose
-// vector index bitmap is wrong. Our commit would carry the bitmap over
-// under this writer's version, which Lance then trusts, so it is refused
-// with ErrIndexBitmap; once Lance 12 has committed on the table (and
-// recomputed the bitmap), our commit goes through.
+// vector index bitmap is wrong (fragments 1-10; the index holds fragment
+// 0's rows too). Our commit builds on a version Lance 0.8.14 wrote, so it
+// recomputes the bitmap from the legacy IVF_PQ file's row ids (0-10), and,
+// as Lance 12 does on every commit, infers the index's missing vector
+// details from the file (L2, PQ 8 bits, 16 sub-vectors), lists its files
+// and writes index_version. The next commit (our writer version, trusted)
+// leaves all of it alone. tests/compat's
+// TestOldWriterIndexBitmap_SameAsLance12_5_2e checks the bytes against
+// Lance 12's own commit.
 func TestOldWriterFixup_IndexBitmap_5_2e(t *testing.T) {
 	ctx := context.Background()
 	corpus, err := peerlance.CorpusDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := copyDir(t, filepath.Join(corpus, "historical", "0.8.14", "corrupt_index"))
+	dir := writableCopy(t, filepath.Join(corpus, "historical", "0.8.14", "corrupt_index"))
+	st, err := store.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	v := "x"
+	cfg := func() *pb.IndexMetadata {
+		head, _, err := manifest.LoadLatest(ctx, st.Bucket(), st.KeyPrefix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err = Commit(ctx, st, NewUpdateConfig(head.Manifest.GetVersion(), UpdateConfigSpec{Config: []ConfigChange{{Key: "k", Value: &v}}}), Options{}); err != nil {
+			t.Fatalf("commit on the Lance 0.8.14 table: %v", err)
+		}
+		head, _, err = manifest.LoadLatest(ctx, st.Bucket(), st.KeyPrefix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(head.Indices()); n != 1 {
+			t.Fatalf("%d indices", n)
+		}
+		return head.Indices()[0]
+	}
+	idx := cfg()
+	bm := roaring.New()
+	if _, err := bm.FromUnsafeBytes(idx.GetFragmentBitmap()); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(bm.ToArray()) != "[0 1 2 3 4 5 6 7 8 9 10]" {
+		t.Errorf("recomputed bitmap %v, want fragments 0-10", bm.ToArray())
+	}
+	if d := idx.GetIndexDetails(); d.GetTypeUrl() != "/lance.index.pb.VectorIndexDetails" || string(d.GetValue()) != "\x22\x04\x08\x08\x10\x10" {
+		t.Errorf("inferred details %v", d)
+	}
+	if len(idx.GetFiles()) != 1 || idx.GetFiles()[0].GetPath() != "index.idx" || idx.GetFiles()[0].GetSizeBytes() != 181230 || idx.IndexVersion == nil {
+		t.Errorf("files %v, index_version %v", idx.GetFiles(), idx.IndexVersion)
+	}
+	if again := cfg(); !proto.Equal(again, idx) {
+		t.Errorf("the next commit changed the index entry:\n%v\n%v", idx, again)
+	}
+}
+
+// writableCopy copies a corpus table into a temporary directory, writable.
+func writableCopy(t *testing.T, src string) string {
+	t.Helper()
+	dir := copyDir(t, src)
 	if err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
 		if err != nil {
 			return err
@@ -65,30 +117,5 @@ func TestOldWriterFixup_IndexBitmap_5_2e(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	v := "x"
-	cfg := func() error {
-		head, _, err := manifest.LoadLatest(ctx, st.Bucket(), st.KeyPrefix())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = Commit(ctx, st, NewUpdateConfig(head.Manifest.GetVersion(), UpdateConfigSpec{Config: []ConfigChange{{Key: "k", Value: &v}}}), Options{})
-		return err
-	}
-	if err := cfg(); !errors.Is(err, ErrIndexBitmap) {
-		t.Fatalf("commit on a Lance 0.8.14 table with an index: %v, want ErrIndexBitmap", err)
-	}
-	p := peerlance.ForTest(t)
-	if _, err := p.Delete(ctx, dir, "id = 1"); err != nil {
-		if _, serr := os.Stat(filepath.Join(dir, "_versions", "6.manifest")); serr != nil {
-			t.Fatalf("Lance 12 delete: %v", err)
-		}
-	}
-	if err := cfg(); err != nil {
-		t.Fatalf("commit after Lance 12 recomputed the bitmap: %v", err)
-	}
+	return dir
 }

@@ -106,10 +106,25 @@ type LegacyVector struct {
 	// Stages names the stages in file order: "Flat", "IVF", "PQ",
 	// "Transform", "DiskANN" ("" for a stage with no kind set).
 	Stages []string
-	// NumSubVectors of the PQ stage: the bytes of one row's PQ code.
+	// MetricType is VectorIndex.metric_type (0 L2, 1 cosine, 2 dot, 3
+	// hamming).
+	MetricType uint32
+	// PQ is the last PQ stage of the list (nil without one).
+	PQ *PQStage
+	// NumSubVectors of the PQ stage Lance opens: the bytes of one row's PQ
+	// code. Set, like Partitions, only when the stages form an index Lance
+	// can open (FragmentsSupported is nil).
 	NumSubVectors uint32
 	// Partitions Lance visits when it recomputes the fragments.
 	Partitions []Partition
+	// FragmentsSupported is nil when Lance can open the index and read its
+	// row ids, else an error matching ErrUnsupported saying why not.
+	FragmentsSupported error
+}
+
+// PQStage is what a PQ stage says about the codes.
+type PQStage struct {
+	NumBits, NumSubVectors uint32
 }
 
 // readerAt reads ranges of a blob object under a context.
@@ -156,44 +171,57 @@ func readFooter(r io.ReaderAt, size int64, file string) (Footer, error) {
 	return ParseFooter(file, tail, size)
 }
 
+// ReadLegacyMetadata reads the footer and the Index message of the legacy
+// vector index at key (size bytes), without its partitions.
+func ReadLegacyMetadata(ctx context.Context, bucket *blob.Bucket, key string, size int64) (*LegacyVector, error) {
+	return readLegacyMetadata(readerAt{ctx, bucket, key}, size, key)
+}
+
 // ReadLegacyFragments is LegacyFragments over any io.ReaderAt; file names
 // the bytes in errors.
 func ReadLegacyFragments(r io.ReaderAt, size int64, file string) (*roaring.Bitmap, *LegacyVector, error) {
-	foot, err := readFooter(r, size, file)
+	lv, err := readLegacyMetadata(r, size, file)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !foot.Legacy() {
-		return nil, nil, &UnsupportedError{File: file, Reason: fmt.Sprintf("index file version %d.%d is not the legacy vector index format; Lance 12 does not recompute the fragments of IVF_HNSW (0.2) or Lance v2 (0.3, 2.x) vector indices", foot.Major, foot.Minor)}
-	}
-	end := uint64(size - FooterSize)
-	pos := foot.MetadataPos
-	if pos > end || end-pos < 4 {
-		return nil, nil, &FormatError{File: file, Offset: size - FooterSize, Reason: fmt.Sprintf("metadata position %d is outside the file", pos)}
-	}
-	var lenb [4]byte
-	if _, err := r.ReadAt(lenb[:], int64(pos)); err != nil {
-		return nil, nil, fmt.Errorf("%s: read metadata length: %w", file, err)
-	}
-	n := uint64(binary.LittleEndian.Uint32(lenb[:]))
-	// The message may run into the footer (Lance reads it from the last
-	// block), but not past the end of the file.
-	if n > MaxMetadata || n > uint64(size)-pos-4 {
-		return nil, nil, &FormatError{File: file, Offset: int64(pos), Reason: fmt.Sprintf("metadata length %d does not fit in the file", n)}
-	}
-	msg := make([]byte, n)
-	if _, err := r.ReadAt(msg, int64(pos)+4); err != nil {
-		return nil, nil, fmt.Errorf("%s: read metadata: %w", file, err)
-	}
-	lv, err := ParseLegacyMetadata(file, int64(pos)+4, msg)
-	if err != nil {
-		return nil, nil, err
+	if lv.FragmentsSupported != nil {
+		return nil, nil, lv.FragmentsSupported
 	}
 	bm, err := lv.fragments(r, uint64(size), file)
 	if err != nil {
 		return nil, nil, err
 	}
 	return bm, lv, nil
+}
+
+func readLegacyMetadata(r io.ReaderAt, size int64, file string) (*LegacyVector, error) {
+	foot, err := readFooter(r, size, file)
+	if err != nil {
+		return nil, err
+	}
+	if !foot.Legacy() {
+		return nil, &UnsupportedError{File: file, Reason: fmt.Sprintf("index file version %d.%d is not the legacy vector index format; Lance 12 does not recompute the fragments of IVF_HNSW (0.2) or Lance v2 (0.3, 2.x) vector indices", foot.Major, foot.Minor)}
+	}
+	end := uint64(size - FooterSize)
+	pos := foot.MetadataPos
+	if pos > end || end-pos < 4 {
+		return nil, &FormatError{File: file, Offset: size - FooterSize, Reason: fmt.Sprintf("metadata position %d is outside the file", pos)}
+	}
+	var lenb [4]byte
+	if _, err := r.ReadAt(lenb[:], int64(pos)); err != nil {
+		return nil, fmt.Errorf("%s: read metadata length: %w", file, err)
+	}
+	n := uint64(binary.LittleEndian.Uint32(lenb[:]))
+	// The message may run into the footer (Lance reads it from the last
+	// block), but not past the end of the file.
+	if n > MaxMetadata || n > uint64(size)-pos-4 {
+		return nil, &FormatError{File: file, Offset: int64(pos), Reason: fmt.Sprintf("metadata length %d does not fit in the file", n)}
+	}
+	msg := make([]byte, n)
+	if _, err := r.ReadAt(msg, int64(pos)+4); err != nil {
+		return nil, fmt.Errorf("%s: read metadata: %w", file, err)
+	}
+	return ParseLegacyMetadata(file, int64(pos)+4, msg)
 }
 
 // fragments reads each partition's row ids and collects their fragment ids.
@@ -252,12 +280,16 @@ func ParseLegacyMetadata(file string, off int64, msg []byte) (*LegacyVector, err
 		return nil, bad("Index message", err)
 	}
 	if !hasVec {
-		return nil, &UnsupportedError{File: file, Reason: "the Index message has no vector_index implementation (Lance: missing implementation field)"}
+		lv.FragmentsSupported = &UnsupportedError{File: file, Reason: "the Index message has no vector_index implementation (Lance: missing implementation field)"}
+		return lv, nil
 	}
 	var stages [][]byte
-	if err := walk(vec, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
-		if num == 3 && typ == protowire.BytesType {
+	if err := walk(vec, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
+		switch {
+		case num == 3 && typ == protowire.BytesType:
 			stages = append(stages, v)
+		case num == 4 && typ == protowire.VarintType:
+			lv.MetricType = uint32(x)
 		}
 		return nil
 	}); err != nil {
@@ -276,7 +308,35 @@ func ParseLegacyMetadata(file string, off int64, msg []byte) (*LegacyVector, err
 			return nil, bad(fmt.Sprintf("stage %d", i), err)
 		}
 		lv.Stages = append(lv.Stages, [...]string{"", "Flat", "IVF", "PQ", "Transform", "DiskANN"}[kinds[i]])
+		if kinds[i] == 3 {
+			pq := &PQStage{}
+			if err := walk(bodies[i], func(num protowire.Number, typ protowire.Type, _ []byte, x uint64) error {
+				switch {
+				case num == 1 && typ == protowire.VarintType:
+					pq.NumBits = uint32(x)
+				case num == 2 && typ == protowire.VarintType:
+					pq.NumSubVectors = uint32(x)
+				}
+				return nil
+			}); err != nil {
+				return nil, bad("PQ stage", err)
+			}
+			lv.PQ = pq
+		}
 	}
+	if err := lv.layout(kinds, bodies, file); err != nil {
+		if !errors.Is(err, ErrUnsupported) {
+			return nil, bad("IVF stage", err)
+		}
+		lv.FragmentsSupported = err
+	}
+	return lv, nil
+}
+
+// layout works out, as Lance opens the stages, the PQ code size and the
+// partitions whose row ids Lance reads; an index Lance cannot open gives
+// an error matching ErrUnsupported.
+func (lv *LegacyVector) layout(kinds []protowire.Number, bodies [][]byte, file string) error {
 	// Lance builds the index from the last stage back: a PQ stage must come
 	// first (i.e. be last in the file), an IVF or transform stage needs a
 	// stage after it, DiskANN is refused, flat and empty stages are skipped.
@@ -286,15 +346,15 @@ func ParseLegacyMetadata(file string, off int64, msg []byte) (*LegacyVector, err
 	var top string // "", "PQ", "IVF"
 	var ivf []byte
 	ivfOverIVF := false
-	for i := len(stages) - 1; i >= 0; i-- {
+	for i := len(kinds) - 1; i >= 0; i-- {
 		switch kinds[i] {
 		case 4:
 			if top == "" {
-				return nil, unsupported("a transform stage with nothing after it")
+				return unsupported("a transform stage with nothing after it")
 			}
 		case 2:
 			if top == "" {
-				return nil, unsupported("an IVF stage with nothing after it")
+				return unsupported("an IVF stage with nothing after it")
 			}
 			if top == "IVF" {
 				ivfOverIVF = true
@@ -302,7 +362,7 @@ func ParseLegacyMetadata(file string, off int64, msg []byte) (*LegacyVector, err
 			top, ivf = "IVF", bodies[i]
 		case 3:
 			if top != "" {
-				return nil, unsupported("a PQ stage that is not the last stage")
+				return unsupported("a PQ stage that is not the last stage")
 			}
 			top = "PQ"
 			if err := walk(bodies[i], func(num protowire.Number, typ protowire.Type, _ []byte, x uint64) error {
@@ -311,31 +371,30 @@ func ParseLegacyMetadata(file string, off int64, msg []byte) (*LegacyVector, err
 				}
 				return nil
 			}); err != nil {
-				return nil, bad("PQ stage", err)
+				return err
 			}
 		case 5:
-			return nil, unsupported("DiskANN support is removed from Lance")
+			return unsupported("DiskANN support is removed from Lance")
 		}
 	}
 	switch {
 	case top == "":
-		return nil, unsupported("no IVF or PQ stage")
+		return unsupported("no IVF or PQ stage")
 	case top == "PQ":
-		return nil, unsupported("a PQ stage without IVF (Lance: PQ is not initialized)")
+		return unsupported("a PQ stage without IVF (Lance: PQ is not initialized)")
 	case ivfOverIVF:
-		return nil, unsupported("an IVF stage over another IVF stage")
+		return unsupported("an IVF stage over another IVF stage")
 	}
 	parts, err := ivfPartitions(ivf)
 	if err != nil {
 		var ue *UnsupportedError
 		if errors.As(err, &ue) {
 			ue.File = file
-			return nil, ue
 		}
-		return nil, bad("IVF stage", err)
+		return err
 	}
 	lv.Partitions = parts
-	return lv, nil
+	return nil
 }
 
 // tensorElemSize is the byte size of each lance.index.pb.Tensor data type.
