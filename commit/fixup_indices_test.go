@@ -2,6 +2,8 @@ package commit
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
@@ -118,4 +121,89 @@ func writableCopy(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// TestIndexFixup_RecomputeClasses_5_2e: what a commit does with an index
+// whose bitmap Lance recomputes, by kind (on a version Lance 0.8.14 wrote,
+// files absent): Bitmap, LabelList (a list column without details),
+// Inverted and v2-format vector indices fail with ErrIndexBitmap because
+// Lance 12's recompute panics on them; NGram, a system index in an
+// overlap, an index under another base path and any index of a dataset
+// with a fragment-reuse index fail with ErrIndexBitmap because this build
+// does not read them; a BTree whose page file is missing is what Lance 12
+// logs and commits past: its bitmap, trusted only by the old writer's
+// word, is dropped; one that had none stays without.
+func TestIndexFixup_RecomputeClasses_5_2e(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	base := uint32(1)
+	prev := &pb.Manifest{
+		Version:       3,
+		WriterVersion: &pb.Manifest_WriterVersion{Library: "lance", Version: "0.8.14"},
+		Fields: []*pb.Field{
+			{Id: 0, Name: "x", LogicalType: "int64"},
+			{Id: 1, Name: "tags", LogicalType: "list"},
+			{Id: 2, Name: "v", LogicalType: "fixed_size_list:float:4"},
+		},
+		BasePaths: []*pb.BasePath{{Id: 1, Path: "/elsewhere"}},
+	}
+	some, _ := roaring.BitmapOf(0, 1).ToBytes()
+	entry := func(name string, field int32, url string, bm []byte) *pb.IndexMetadata {
+		idx := &pb.IndexMetadata{Uuid: &pb.UUID{Uuid: []byte(fmt.Sprintf("%-16s", name))[:16]}, Name: name, Fields: []int32{field}, FragmentBitmap: bm}
+		if url != "" {
+			idx.IndexDetails = &anypb.Any{TypeUrl: url}
+		}
+		return idx
+	}
+	// A v2-format vector index file: only its footer (version 0.3) matters.
+	v3 := entry("vec", 2, "/lance.index.pb.VectorIndexDetails", some)
+	u, _ := manifest.IndexUUID(v3)
+	foot := make([]byte, 16)
+	binary.LittleEndian.PutUint16(foot[10:], 3)
+	copy(foot[12:], "LANC")
+	if err := st.Put(ctx, "_indices/"+u+"/index.idx", foot); err != nil {
+		t.Fatal(err)
+	}
+	other := entry("b", 0, "/lance.table.BTreeIndexDetails", some)
+	other.BaseId = &base
+	for _, tc := range []struct {
+		name    string
+		indices []*pb.IndexMetadata
+		want    error  // nil: the commit goes on
+		bitmap  string // of the first index when want is nil
+	}{
+		{"Bitmap", []*pb.IndexMetadata{entry("b", 0, "/lance.table.BitmapIndexDetails", some)}, errLanceCannot, ""},
+		{"LabelList inferred", []*pb.IndexMetadata{entry("l", 1, "", some)}, errLanceCannot, ""},
+		{"Inverted", []*pb.IndexMetadata{entry("f", 0, "/lance.table.InvertedIndexDetails", nil)}, errLanceCannot, ""},
+		{"v2 vector index", []*pb.IndexMetadata{v3}, errLanceCannot, ""},
+		{"field not in schema", []*pb.IndexMetadata{entry("g", 9, "/lance.table.BTreeIndexDetails", some)}, errLanceCannot, ""},
+		{"NGram", []*pb.IndexMetadata{entry("n", 0, "/lance.table.NGramIndexDetails", some)}, errNotImplemented, ""},
+		{"other base", []*pb.IndexMetadata{other}, errNotImplemented, ""},
+		{"fragment reuse", []*pb.IndexMetadata{entry("b", 0, "/lance.table.BTreeIndexDetails", some), entry("__lance_frag_reuse", 0, "", some)}, errNotImplemented, ""},
+		{"BTree unreadable, old writer's bitmap", []*pb.IndexMetadata{entry("b", 0, "/lance.table.BTreeIndexDetails", some)}, nil, "unknown"},
+		{"BTree unreadable, no bitmap", []*pb.IndexMetadata{entry("b", 0, "/lance.table.BTreeIndexDetails", nil)}, nil, "unknown"},
+	} {
+		out, err := fixIndices(ctx, st, prev, tc.indices)
+		if tc.want != nil {
+			if !errors.Is(err, ErrIndexBitmap) || !errors.Is(err, tc.want) {
+				t.Errorf("%s: %v, want ErrIndexBitmap (%v)", tc.name, err, tc.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		got := "unknown"
+		if raw := out[0].GetFragmentBitmap(); len(raw) > 0 {
+			got = fmt.Sprint(raw)
+		}
+		if got != tc.bitmap || out[0].IndexVersion == nil || tc.indices[0].IndexVersion != nil {
+			t.Errorf("%s: bitmap %s (want %s), index_version %v; input modified: %v", tc.name, got, tc.bitmap, out[0].IndexVersion, tc.indices[0].IndexVersion != nil)
+		}
+	}
 }
