@@ -2,6 +2,7 @@ package commit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -184,11 +185,11 @@ const vectorDetailsURL = "/lance.index.pb.VectorIndexDetails"
 // infers for vector indices that lack them: no details and a field that
 // is a fixed-size list, or VectorIndexDetails with an empty value. Per
 // index name one segment (the last needing it) is read; the result goes
-// to every segment of that name. Only the legacy index format is read: a
-// VectorIndexDetails{metric_type, compression: pq{num_bits,
-// num_sub_vectors}} from the file's metric and PQ stage. The v2 index
-// format (Lance reads the file's schema metadata) is not inferred by this
-// build; such indices keep their details.
+// to every segment of that name: VectorIndexDetails{metric_type,
+// compression: pq{num_bits, num_sub_vectors}} (vectorDetails). Legacy
+// IVF_PQ and v2-format IVF_PQ files are read; other v2-format kinds
+// (IVF_FLAT, IVF_SQ, IVF_HNSW_*, IVF_RQ) are not inferred by this build
+// and keep their details.
 func inferVectorDetails(ctx context.Context, st Store, prev *pb.Manifest, next []*pb.IndexMetadata) map[int]*anypb.Any {
 	fsl := map[int32]bool{}
 	for _, f := range prev.GetFields() {
@@ -217,31 +218,9 @@ func inferVectorDetails(ctx context.Context, st Store, prev *pb.Manifest, next [
 		if err != nil {
 			continue
 		}
-		foot, size, err := indexfile.OpenFooter(ctx, st.Bucket(), dir+"index.idx")
-		if err != nil || !foot.Legacy() {
+		v, ok := vectorDetails(ctx, st, dir)
+		if !ok {
 			continue
-		}
-		lv, err := indexfile.ReadLegacyMetadata(ctx, st.Bucket(), dir+"index.idx", size)
-		if err != nil {
-			continue
-		}
-		var v []byte
-		if lv.MetricType != 0 {
-			v = protowire.AppendTag(v, 1, protowire.VarintType)
-			v = protowire.AppendVarint(v, uint64(lv.MetricType))
-		}
-		if lv.PQ != nil {
-			var pq []byte
-			if lv.PQ.NumBits != 0 {
-				pq = protowire.AppendTag(pq, 1, protowire.VarintType)
-				pq = protowire.AppendVarint(pq, uint64(lv.PQ.NumBits))
-			}
-			if lv.PQ.NumSubVectors != 0 {
-				pq = protowire.AppendTag(pq, 2, protowire.VarintType)
-				pq = protowire.AppendVarint(pq, uint64(lv.PQ.NumSubVectors))
-			}
-			v = protowire.AppendTag(v, 4, protowire.BytesType)
-			v = protowire.AppendBytes(v, pq)
 		}
 		for i, other := range next {
 			if other.GetName() == name {
@@ -250,6 +229,85 @@ func inferVectorDetails(ctx context.Context, st Store, prev *pb.Manifest, next [
 		}
 	}
 	return out
+}
+
+// vectorDetails encodes the VectorIndexDetails Lance 12 infers from an
+// index directory: from a legacy index.idx, the Index message's metric
+// and its last PQ stage; from a v2-format IVF_PQ index, the distance
+// type of index.idx's "lance:index" metadata and nbits/num_sub_vectors of
+// the first entry of auxiliary.idx's "storage_metadata". ok is false when
+// nothing can be inferred here (other v2-format kinds are not read by this
+// build; Lance's inference failures are ignored as Lance ignores them).
+func vectorDetails(ctx context.Context, st Store, dir string) ([]byte, bool) {
+	foot, size, err := indexfile.OpenFooter(ctx, st.Bucket(), dir+"index.idx")
+	if err != nil {
+		return nil, false
+	}
+	var metric uint64
+	var pq *indexfile.PQStage
+	if foot.Legacy() {
+		lv, err := indexfile.ReadLegacyMetadata(ctx, st.Bucket(), dir+"index.idx", size)
+		if err != nil {
+			return nil, false
+		}
+		metric, pq = uint64(lv.MetricType), lv.PQ
+		if metric > 3 {
+			metric = 0
+		}
+	} else {
+		f, err := datafile.Open(ctx, st.Bucket(), dir+"index.idx", datafile.OpenOptions{Size: size})
+		if err != nil {
+			return nil, false
+		}
+		var meta struct {
+			Type         string `json:"type"`
+			DistanceType string `json:"distance_type"`
+		}
+		if json.Unmarshal([]byte(f.Metadata()["lance:index"]), &meta) != nil || meta.Type != "IVF_PQ" {
+			return nil, false
+		}
+		switch strings.ToUpper(meta.DistanceType) {
+		case "COSINE":
+			metric = 1
+		case "DOT":
+			metric = 2
+		case "HAMMING":
+			metric = 3
+		}
+		aux, err := datafile.Open(ctx, st.Bucket(), dir+"auxiliary.idx", datafile.OpenOptions{})
+		if err != nil {
+			return nil, false
+		}
+		var entries []string
+		var pqMeta struct {
+			NBits         uint32 `json:"nbits"`
+			NumSubVectors uint32 `json:"num_sub_vectors"`
+		}
+		if json.Unmarshal([]byte(aux.Metadata()["storage_metadata"]), &entries) != nil || len(entries) == 0 ||
+			json.Unmarshal([]byte(entries[0]), &pqMeta) != nil {
+			return nil, false
+		}
+		pq = &indexfile.PQStage{NumBits: pqMeta.NBits, NumSubVectors: pqMeta.NumSubVectors}
+	}
+	var v []byte
+	if metric != 0 {
+		v = protowire.AppendTag(v, 1, protowire.VarintType)
+		v = protowire.AppendVarint(v, metric)
+	}
+	if pq != nil {
+		var b []byte
+		if pq.NumBits != 0 {
+			b = protowire.AppendTag(b, 1, protowire.VarintType)
+			b = protowire.AppendVarint(b, uint64(pq.NumBits))
+		}
+		if pq.NumSubVectors != 0 {
+			b = protowire.AppendTag(b, 2, protowire.VarintType)
+			b = protowire.AppendVarint(b, uint64(pq.NumSubVectors))
+		}
+		v = protowire.AppendTag(v, 4, protowire.BytesType)
+		v = protowire.AppendBytes(v, b)
+	}
+	return v, true
 }
 
 // errLanceCannot marks an index Lance 12 cannot recompute a bitmap for

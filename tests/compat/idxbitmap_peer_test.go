@@ -163,3 +163,34 @@ func TestOldWriterIndexBitmap_UnreadableIndexAsLance12_5_2e(t *testing.T) {
 		t.Fatalf("index entries after our delete:\n%s\nafter Lance 12's:\n%s", a, b)
 	}
 }
+
+// TestIndexDetailsInferredAsLance12_V2Format: Lance 12's commit also
+// infers the details of a vector index recorded without them, whatever
+// the writer — here the Lance 0.29 table whose v2-format IVF_PQ index has
+// an empty /lance.table.VectorIndexDetails — and lists the index's files.
+// Lance 12 and we each restore version 2 on an identical copy (a commit
+// that reads no data file: the table's data files are not in the corpus)
+// and write byte-identical index entries (pq 8 bits × 4 sub-vectors,
+// auxiliary.idx and index.idx with their sizes; the bitmap, trusted, is
+// left alone).
+func TestIndexDetailsInferredAsLance12_V2Format(t *testing.T) {
+	ctx := peerContext(t)
+	p := peerlance.ForTest(t)
+	ours := lanceCopy(t, "historical/0.29.0/index_without_created_at")
+	theirs := lanceCopy(t, "historical/0.29.0/index_without_created_at")
+	if _, err := p.Restore(ctx, theirs, 2); err != nil {
+		t.Fatalf("Lance 12 restore: %v", err)
+	}
+	ds, err := lancekeeper.Open(ctx, ours, lancekeeper.AtVersion(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ds.Restore(ctx); err != nil {
+		t.Fatalf("our restore: %v", err)
+	}
+	vo, a := indexSection(t, ctx, ours)
+	vt, b := indexSection(t, ctx, theirs)
+	if vo != 3 || vt != 3 || a != b || !strings.Contains(a, `value:"\"\x04\x08\x08\x10\x04"`) {
+		t.Fatalf("index entries after our restore (version %d):\n%s\nafter Lance 12's (version %d):\n%s", vo, a, vt, b)
+	}
+}
