@@ -328,8 +328,9 @@ var (
 // vector indices in the IVF_HNSW (footer 0.2) or v2 (0.3, 2.x) index
 // format, an index whose field is missing from the schema (Lance's commit
 // fails on it). Errors matching errNotImplemented: NGram, JSON and other
-// kinds, system indices, index files under another base path, a dataset
-// with a fragment-reuse index (Lance remaps the row ids through it first).
+// kinds, scalar index files in the legacy v1 file format (Lance ≤ 0.2x),
+// system indices, index files under another base path, a dataset with a
+// fragment-reuse index (Lance remaps the row ids through it first).
 // Any other error is one Lance 12 logs and commits past.
 func readIndexFragments(ctx context.Context, st Store, prev *pb.Manifest, idx, fragReuse *pb.IndexMetadata) (*roaring.Bitmap, error) {
 	if systemIndex(idx) {
@@ -418,6 +419,11 @@ const maxIndexColumnRows = 1 << 20
 // (Lance unwraps it).
 func columnFragments(ctx context.Context, st Store, key, column string, rowIDs bool) (*roaring.Bitmap, error) {
 	f, err := datafile.Open(ctx, st.Bucket(), key, datafile.OpenOptions{})
+	if errors.Is(err, datafile.ErrLegacyFormat) {
+		// Lance ≤ 0.2x wrote scalar index pages as self-described v1
+		// files, which Lance 12 reads and this build does not.
+		return nil, fmt.Errorf("%w: %w", errNotImplemented, err)
+	}
 	if err != nil {
 		return nil, err
 	}
