@@ -129,9 +129,10 @@ func (e *RequirementError) Is(target error) bool {
 // cannot be done: Lance 12's own code panics for that kind of index
 // (Bitmap, LabelList, Inverted, IVF_HNSW and v2-format vector indices, or
 // the index's field is missing from the schema), or this build does not
-// read it (NGram and other kinds, system indices, index files under
-// another base path, datasets with a fragment-reuse index). The legacy
-// IVF_PQ, BTree, ZoneMap and BloomFilter indices are recomputed; an index
-// file that cannot be read is logged past as Lance 12 does (see
-// fixup_indices.go). The error names the index and wraps the reason.
+// read it (NGram and other kinds, legacy v1 scalar index pages, system
+// indices, index files under another base path, datasets with a
+// fragment-reuse index). The legacy IVF_PQ, BTree, ZoneMap and
+// BloomFilter indices are recomputed; an index file that cannot be read
+// is logged past as Lance 12 does (see fixup_indices.go). The error names
+// the index and wraps the reason.
 var ErrIndexBitmap = errors.New("index fragment bitmap needs recomputing")
