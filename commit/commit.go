@@ -455,8 +455,8 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			return nil, err
 		}
 		if prev != nil {
-			// §5.2 e: index bitmaps Lance would recompute (fixup_indices.go).
-			if err := checkIndexBitmaps(prev, prevIdx, res.indices); err != nil {
+			// §5.2 e: index bitmaps Lance recomputes (fixup_indices.go).
+			if res.indices, err = fixIndices(ctx, st, prev, res.indices); err != nil {
 				return nil, err
 			}
 		}

@@ -122,12 +122,17 @@ func (e *RequirementError) Is(target error) bool {
 	return target == ErrRequirement || target == ErrConflict
 }
 
-// ErrIndexBitmap: a commit would carry over an index whose fragment bitmap
-// Lance recomputes before trusting it (§5.2 e: no bitmap, written by Lance
-// before 0.8.15 or by a writer that records no version, or segments of one
-// index covering the same fragment), and this build cannot recompute it
-// (that needs reading the index's row ids). Committing it unchanged under
-// this writer's version would make Lance trust it from then on, so the
-// commit is refused; one commit by Lance (for example an optimize)
-// recomputes the bitmap.
+// ErrIndexBitmap: the commit would carry an index whose fragment bitmap
+// Lance recomputes before committing (§5.2 e: no bitmap, the version built
+// on written by Lance before 0.8.15 or by a writer recording no version,
+// or segments of one index covering the same fragment), and the recompute
+// cannot be done: Lance 12's own code panics for that kind of index
+// (Bitmap, LabelList, Inverted, IVF_HNSW and v2-format vector indices, or
+// the index's field is missing from the schema), or this build does not
+// read it (NGram and other kinds, legacy v1 scalar index pages, system
+// indices, index files under another base path, datasets with a
+// fragment-reuse index). The legacy IVF_PQ, BTree, ZoneMap and
+// BloomFilter indices are recomputed; an index file that cannot be read
+// is logged past as Lance 12 does (see fixup_indices.go). The error names
+// the index and wraps the reason.
 var ErrIndexBitmap = errors.New("index fragment bitmap needs recomputing")

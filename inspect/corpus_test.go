@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -59,10 +60,12 @@ type expectArrowField struct {
 }
 
 type expectIndex struct {
-	Name      string   `json:"name"`
-	IndexType string   `json:"index_type"`
-	Columns   []string `json:"columns"`
-	IndexUUID string   `json:"index_uuid"`
+	Name          string   `json:"name"`
+	IndexType     string   `json:"index_type"`
+	Columns       []string `json:"columns"`
+	IndexUUID     string   `json:"index_uuid"`
+	IndexedRows   *uint64  `json:"num_indexed_rows"`
+	UnindexedRows *uint64  `json:"num_unindexed_rows"`
 }
 
 type expectManifest struct {
@@ -313,6 +316,12 @@ func checkVersion(t *testing.T, ctx context.Context, d *snapshot.Dataset, branch
 			if ix.Type != want.IndexType && ix.Type != "Unknown" {
 				at("index %s type %s, Lance says %s", ix.Name, ix.Type, want.IndexType)
 			}
+			// Lance's index statistics: rows of the fragments in the
+			// stored bitmaps (§5.2 e: an old writer's as stored).
+			if want.IndexedRows != nil && (ix.IndexedRows == nil || *ix.IndexedRows != *want.IndexedRows ||
+				ix.UnindexedRows == nil || want.UnindexedRows == nil || *ix.UnindexedRows != *want.UnindexedRows) {
+				at("index %s indexed/unindexed rows %v/%v, Lance says %d/%v", ix.Name, ptrStr(ix.IndexedRows), ptrStr(ix.UnindexedRows), *want.IndexedRows, ptrStr(want.UnindexedRows))
+			}
 		}
 		if !found {
 			at("index %s listed by Lance is missing", want.Name)
@@ -321,4 +330,11 @@ func checkVersion(t *testing.T, ctx context.Context, d *snapshot.Dataset, branch
 	if strings.Join(s.Tags, ",") != strings.Join(v.Tags, ",") {
 		at("tags %v, Lance %v", s.Tags, v.Tags)
 	}
+}
+
+func ptrStr(p *uint64) string {
+	if p == nil {
+		return "none"
+	}
+	return fmt.Sprint(*p)
 }

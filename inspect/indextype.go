@@ -107,7 +107,7 @@ func legacyIndexType(ctx context.Context, st *store.Store, key string) (string, 
 }
 
 // legacyStages walks Index{5: VectorIndex{3: repeated stage}} where a stage
-// is a oneof {1 transform, 2 ivf, 3 pq, 4 diskann}.
+// is a oneof {1 flat, 2 ivf, 3 pq, 4 transform, 5 diskann} (index.proto).
 func legacyStages(msg []byte) (string, error) {
 	vec, err := protoField(msg, 5)
 	if err != nil || vec == nil {
@@ -135,7 +135,7 @@ func legacyStages(msg []byte) (string, error) {
 				out.WriteString("Ivf")
 			case 3:
 				out.WriteString("Pq")
-			case 4:
+			case 5:
 				out.WriteString("DiskAnn")
 			}
 			continue

@@ -41,8 +41,9 @@ func legacyIndexMessage(stages ...protowire.Number) []byte {
 	return protowire.AppendBytes(msg, vec)
 }
 
-// A legacy index.idx (Lance ≤ 0.8) spells its kind in VectorIndex stages;
-// transforms (stage 1) do not count.
+// A legacy index.idx (Lance ≤ 0.8) spells its kind in VectorIndex stages
+// (index.proto: 1 flat, 2 IVF, 3 PQ, 4 transform, 5 DiskANN); flat and
+// transform stages do not count.
 func TestIndexType_LegacyStages(t *testing.T) {
 	for _, tt := range []struct {
 		stages []protowire.Number
@@ -50,7 +51,8 @@ func TestIndexType_LegacyStages(t *testing.T) {
 	}{
 		{[]protowire.Number{2, 3}, "IvfPq"},
 		{[]protowire.Number{1, 2, 3}, "IvfPq"},
-		{[]protowire.Number{4}, "DiskAnn"},
+		{[]protowire.Number{4, 2, 3}, "IvfPq"},
+		{[]protowire.Number{5}, "DiskAnn"},
 		{nil, ""},
 	} {
 		got, err := legacyStages(legacyIndexMessage(tt.stages...))

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
+
 	"github.com/lancekeeper/lancekeeper/flags"
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
@@ -70,6 +72,16 @@ type Index struct {
 	DatasetVersion uint64 `json:"dataset_version"`
 	// System is true for Lance's reserved system indices ("__…").
 	System bool `json:"system,omitempty"`
+	// IndexedRows / UnindexedRows are what Lance 12's index statistics
+	// report for the index name this segment belongs to: the live rows of
+	// the version's fragments in the union of the name's stored fragment
+	// bitmaps, and the version's other live rows. Lance reads the bitmaps
+	// as stored (an old writer's possibly wrong one included; only a
+	// commit recomputes them, §5.2 e). nil when a segment of the name has
+	// no bitmap (Lance's statistics fail then), a bitmap does not decode,
+	// or the row counts are unknown.
+	IndexedRows   *uint64 `json:"num_indexed_rows,omitempty"`
+	UnindexedRows *uint64 `json:"num_unindexed_rows,omitempty"`
 }
 
 // Summary is what inspect reports about one version.
@@ -165,7 +177,7 @@ func Summarize(ctx context.Context, d *snapshot.Dataset, opts Options) (*Summary
 		}
 	}
 	if !opts.SkipRowCount {
-		countRows(ctx, st, f.Manifest, s)
+		indexedRows(f.Indices(), countRows(ctx, st, f.Manifest, s), s)
 	}
 	refineIndexTypes(ctx, st, f, s)
 	return s, nil
@@ -360,40 +372,91 @@ func indexSummary(idx *pb.IndexMetadata, byID map[int32]string) Index {
 }
 
 // countRows fills NumRows / DeletedRows, reading data files for fragments
-// without physical_rows and deletion files without num_deleted_rows.
-func countRows(ctx context.Context, st *store.Store, m *pb.Manifest, s *Summary) {
+// without physical_rows and deletion files without num_deleted_rows, and
+// returns the live rows of each fragment (nil when they are unknown).
+func countRows(ctx context.Context, st *store.Store, m *pb.Manifest, s *Summary) map[uint64]uint64 {
 	res, err := manifest.NewResolver(m)
 	if err != nil {
 		s.NumRowsError = err.Error()
-		return
+		return nil
 	}
 	fs := &files{bases: store.NewBases(st), res: res, distrust: m.GetWriterVersion() == nil}
 	defer fs.close()
 	var live, deleted uint64
+	liveOf := make(map[uint64]uint64, len(m.GetFragments()))
 	for _, frag := range m.GetFragments() {
 		phys, err := fs.fragmentRows(ctx, frag)
 		if err != nil {
 			s.NumRowsError = err.Error()
-			return
+			return nil
 		}
 		del, err := fs.deletedRows(ctx, frag)
 		if err != nil {
 			s.NumRowsError = err.Error()
-			return
+			return nil
 		}
 		if del > phys {
 			s.NumRowsError = fmt.Sprintf("fragment %d: %d deleted rows but only %d rows", frag.GetId(), del, phys)
-			return
+			return nil
 		}
 		var c1, c2 uint64
+		liveOf[frag.GetId()] += phys - del
 		live, c1 = bits.Add64(live, phys-del, 0)
 		deleted, c2 = bits.Add64(deleted, del, 0)
 		if c1|c2 != 0 {
 			s.NumRowsError = fmt.Sprintf("the row counts overflow 2^64 at fragment %d (a hostile or corrupt manifest)", frag.GetId())
-			return
+			return nil
 		}
 	}
 	s.NumRows, s.DeletedRows = &live, &deleted
+	return liveOf
+}
+
+// indexedRows fills each index's IndexedRows / UnindexedRows as Lance 12's
+// index statistics count them, from the stored fragment bitmaps (see
+// Index).
+func indexedRows(indices []*pb.IndexMetadata, liveOf map[uint64]uint64, s *Summary) {
+	if s.NumRows == nil || len(indices) != len(s.Indices) {
+		return
+	}
+	total := *s.NumRows
+	type group struct {
+		frags *roaring.Bitmap
+		ok    bool
+	}
+	groups := map[string]*group{}
+	for i, ix := range s.Indices {
+		g := groups[ix.Name]
+		if g == nil {
+			g = &group{frags: roaring.New(), ok: true}
+			groups[ix.Name] = g
+		}
+		raw := indices[i].GetFragmentBitmap()
+		bm := roaring.New()
+		if len(raw) == 0 {
+			g.ok = false
+			continue
+		}
+		if _, err := bm.FromUnsafeBytes(raw); err != nil {
+			g.ok = false
+			continue
+		}
+		g.frags.Or(bm)
+	}
+	for i, ix := range s.Indices {
+		g := groups[ix.Name]
+		if !g.ok {
+			continue
+		}
+		var indexed uint64
+		for id, n := range liveOf {
+			if id <= 0xFFFFFFFF && g.frags.Contains(uint32(id)) {
+				indexed += n
+			}
+		}
+		un := total - indexed
+		s.Indices[i].IndexedRows, s.Indices[i].UnindexedRows = &indexed, &un
+	}
 }
 
 // VersionEntry is one line of `lancekeeper versions`.

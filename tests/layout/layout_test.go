@@ -42,9 +42,10 @@ var layers = map[string]int{
 	// 1: mechanisms built on leaves.
 	"internal/arrowipc":       1,
 	"datafile/internal/codec": 1,
-	// 2: formats: manifests, deletion files, seeds.
-	"manifest": 2,
-	"seedio":   2,
+	// 2: formats: manifests, deletion files, seeds, index payloads.
+	"manifest":  2,
+	"seedio":    2,
+	"indexfile": 2,
 	// 3: data files (they carry seeds); predicates (over seedio only).
 	"datafile": 3,
 	"filter":   3,

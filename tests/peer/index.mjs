@@ -12,6 +12,11 @@
 //       {version, num_rows, row_addrs, plan_uses: [...]}: the row addresses a
 //       filtered scan returns, sorted, and the scalar index queries the plan
 //       used — one call answers "which rows" and "through which index".
+//   nearest DIR --column C --dim N [--fill X] [--k K] [--nprobes P] [--version N] [--flat]
+//       {num_rows, row_ids, distances, plan}: a vector query (the vector of
+//       N times X, default 0.5) through Lance's index (--flat: bypassing
+//       it), _rowid and _distance of the K (default 10) nearest rows in
+//       Lance's order, and the plan.
 //   time-btree DIR COL [--name N]
 //       {seconds}: wall time of Lance building a BTree index on COL.
 
@@ -96,6 +101,40 @@ export function indexCommands(h) {
     }
   }
 
+  async function cmdNearest(mods, pos, flags) {
+    need(pos, 1, "nearest DIR --column C --dim N [--fill X] [--k K] [--nprobes P] [--version N] [--flat]");
+    if (flags.column === undefined || flags.dim === undefined) throw new h.UsageError("--column C and --dim N are required");
+    const ds = new Dataset(mods, pos[0]);
+    try {
+      const t = await ds.openAt(flags);
+      const vec = new Array(Number(flags.dim)).fill(flags.fill === undefined ? 0.5 : Number(flags.fill));
+      const build = () => {
+        const q = t.query().nearestTo(vec).column(String([flags.column].flat()[0])).limit(Number(flags.k ?? 10)).withRowId();
+        if (flags.nprobes !== undefined) q.nprobes(Number(flags.nprobes));
+        if (flags.flat) q.bypassVectorIndex();
+        return q;
+      };
+      const acc = { schema: null, columns: null, numRows: 0, dictionaries: new Map() };
+      const it = await L("query", () => build().nativeExecute());
+      for (;;) {
+        const buf = await L("query", () => it.next());
+        if (!buf) break;
+        mods.ipc.decode(buf, acc);
+      }
+      const names = acc.schema ? acc.schema.fields.map((f) => f.name) : [];
+      const col = (n) => (names.indexOf(n) >= 0 ? acc.columns[names.indexOf(n)] : []);
+      const plan = await L("explainPlan", () => build().explainPlan(true));
+      return {
+        num_rows: acc.numRows,
+        row_ids: col("_rowid").map((a) => BigInt(a).toString()),
+        distances: col("_distance").map((d) => d?.f32 ?? d?.f64 ?? null),
+        plan,
+      };
+    } finally {
+      ds.cleanup();
+    }
+  }
+
   async function cmdTimeBTree(mods, pos, flags) {
     need(pos, 2, "time-btree DIR COL [--name N]");
     const ds = new Dataset(mods, pos[0]);
@@ -116,6 +155,7 @@ export function indexCommands(h) {
     explain: cmdExplain,
     "index-stats": cmdIndexStats,
     filter: cmdFilter,
+    nearest: cmdNearest,
     "time-btree": cmdTimeBTree,
   };
 }

@@ -75,7 +75,7 @@ function loadModules() {
 
 // ------------------------------------------------------------------ args
 
-const BOOLEAN_FLAGS = new Set(["stable-row-ids", "v1-paths", "replace", "delete-unverified", "deep", "brief", "overwrite", "delete-not-matched", "no-train", "analyze"]);
+const BOOLEAN_FLAGS = new Set(["stable-row-ids", "v1-paths", "replace", "delete-unverified", "deep", "brief", "overwrite", "delete-not-matched", "no-train", "analyze", "flat"]);
 const REPEATED_FLAGS = new Set(["set", "sql", "storage-option", "column"]);
 
 function parseArgs(argv) {
