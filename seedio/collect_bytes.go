@@ -147,8 +147,8 @@ func scanOffsets[O int32 | int64](st *extremaScan, data []byte, offs []O, vb []b
 func nextCandidate[O int32 | int64](base unsafe.Pointer, n uint, offs []O, j int, minK, maxK uint64) int {
 	for ; j < len(offs); j++ {
 		s, e := int(offs[j-1]), int(offs[j])
-		if uint(s)+8 > n {
-			return j
+		if s < 0 || uint(s)+8 > n {
+			return j // the caller's bounds-checked comparison takes it
 		}
 		k := bits.ReverseBytes64(*(*uint64)(unsafe.Add(base, s)))
 		if e-s < 8 {
