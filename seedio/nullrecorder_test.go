@@ -16,10 +16,35 @@ import (
 // the mix of validity words and runs of nulls.
 func TestR42_R45_NullRecorderMatchesRoaring(t *testing.T) {
 	rng := rand.New(rand.NewPCG(42, 45))
-	densities := []float64{0, 0.0005, 0.01, 4000.0 / 65536, 4096.0 / 65536, 4200.0 / 65536, 0.3, 0.97, 1}
 	for iter := 0; iter < 60; iter++ {
-		rows := 1 + rng.IntN(5*chunkRows)
-		p := densities[iter%len(densities)]
+		nullRecorderCase(t, rng, iter, 1+rng.IntN(5*chunkRows))
+	}
+}
+
+// FuzzNullRecorderMatchesRoaring is TestR42_R45_NullRecorderMatchesRoaring
+// with the fuzzer choosing the random seed, the density and the row count.
+//
+//	go test -run '^$' -fuzz FuzzNullRecorderMatchesRoaring ./seedio/
+func FuzzNullRecorderMatchesRoaring(f *testing.F) {
+	for i := range nullDensities {
+		f.Add(uint64(i), uint8(i), uint32(3*chunkRows+i))
+	}
+	f.Add(uint64(7), uint8(4), uint32(chunkRows))
+	f.Fuzz(func(t *testing.T, seed uint64, density uint8, rows uint32) {
+		rng := rand.New(rand.NewPCG(seed, uint64(rows)))
+		nullRecorderCase(t, rng, int(density), 1+int(rows%(6*chunkRows)))
+	})
+}
+
+var nullDensities = [...]float64{0, 0.0005, 0.01, 4000.0 / 65536, 4096.0 / 65536, 4200.0 / 65536, 0.3, 0.97, 1}
+
+// nullRecorderCase records a random null pattern of the given row count
+// (density nullDensities[iter % len], a long null run when iter%4 == 3)
+// through recordValidityNulls and addRun in random batches and compares the
+// serialization with roaring's.
+func nullRecorderCase(t *testing.T, rng *rand.Rand, iter, rows int) {
+	{
+		p := nullDensities[iter%len(nullDensities)]
 		null := make([]bool, rows)
 		for i := range null {
 			null[i] = rng.Float64() < p
@@ -81,7 +106,7 @@ func TestR42_R45_NullRecorderMatchesRoaring(t *testing.T) {
 			t.Fatal(err)
 		}
 		if want.IsEmpty() {
-			continue // the collector writes the empty bitmap's constant (TestR44_EmptyStringIsEmptyBitmap)
+			return // the collector writes the empty bitmap's constant (TestR44_EmptyStringIsEmptyBitmap)
 		}
 		if !bytes.Equal(got, wb) {
 			t.Fatalf("iter %d (rows %d, density %g): serialized bitmap differs from roaring's (%d vs %d bytes)", iter, rows, p, len(got), len(wb))
