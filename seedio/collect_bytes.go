@@ -31,7 +31,8 @@ type bytesAcc struct {
 	minBuf, maxBuf []byte // exact extrema of the open zone (owned)
 	minKey, maxKey uint64 // prefixKey of minBuf / maxBuf
 
-	mins, maxs         [][]byte // per zone, after truncation
+	arena              []byte   // bounds of the closed zones, after truncation
+	mins, maxs         [][2]int // per zone: range of its bound in arena
 	minKnown, maxKnown []bool
 }
 
@@ -146,8 +147,8 @@ func scanOffsets[O int32 | int64](st *extremaScan, data []byte, offs []O, vb []b
 func nextCandidate[O int32 | int64](base unsafe.Pointer, n uint, offs []O, j int, minK, maxK uint64) int {
 	for ; j < len(offs); j++ {
 		s, e := int(offs[j-1]), int(offs[j])
-		if uint(s)+8 > n {
-			return j
+		if s < 0 || uint(s)+8 > n {
+			return j // the caller's bounds-checked comparison takes it
 		}
 		k := bits.ReverseBytes64(*(*uint64)(unsafe.Add(base, s)))
 		if e-s < 8 {
@@ -256,19 +257,22 @@ func (a *bytesAcc) closeZone(ordinary bool) {
 	if ordinary && a.have {
 		switch {
 		case !a.truncate:
-			mn, mnOK = bytes.Clone(a.minBuf), true
-			mx, mxOK = bytes.Clone(a.maxBuf), true
+			mn, mnOK = a.minBuf, true
+			mx, mxOK = a.maxBuf, true
 		case a.isString:
-			s := truncate.MinString(string(a.minBuf), a.maxBound)
-			mn, mnOK = []byte(s), true
-			var t string
-			t, mxOK = truncate.MaxString(string(a.maxBuf), a.maxBound, max(HardCapBoundBytes, a.maxBound))
-			mx = []byte(t)
+			mn, mnOK = a.minBuf, true
+			if len(mn) > a.maxBound {
+				mn = []byte(truncate.MinString(string(mn), a.maxBound))
+			}
+			mx, mxOK = a.maxBuf, true
+			if len(mx) > a.maxBound {
+				var t string
+				t, mxOK = truncate.MaxString(string(mx), a.maxBound, max(HardCapBoundBytes, a.maxBound))
+				mx = []byte(t)
+			}
 		default:
-			mn, mnOK = bytes.Clone(truncate.MinBinary(a.minBuf, a.maxBound)), true
-			var t []byte
-			t, mxOK = truncate.MaxBinary(a.maxBuf, a.maxBound, max(HardCapBoundBytes, a.maxBound))
-			mx = bytes.Clone(t)
+			mn, mnOK = truncate.MinBinary(a.minBuf, a.maxBound), true
+			mx, mxOK = truncate.MaxBinary(a.maxBuf, a.maxBound, max(HardCapBoundBytes, a.maxBound))
 		}
 		if a.isString {
 			// R38: string bounds must be valid UTF-8. Input that is not gives
@@ -277,14 +281,19 @@ func (a *bytesAcc) closeZone(ordinary bool) {
 			mxOK = mxOK && utf8.Valid(mx)
 		}
 	}
-	if !mnOK {
-		mn = nil
+	// The bounds are appended to one arena (reused from file to file), not
+	// cloned one by one; Finish copies the arena once (fillBounds).
+	var mnAt, mxAt [2]int
+	if mnOK {
+		mnAt = [2]int{len(a.arena), len(a.arena) + len(mn)}
+		a.arena = append(a.arena, mn...)
 	}
-	if !mxOK {
-		mx = nil
+	if mxOK {
+		mxAt = [2]int{len(a.arena), len(a.arena) + len(mx)}
+		a.arena = append(a.arena, mx...)
 	}
-	a.mins = append(a.mins, mn)
-	a.maxs = append(a.maxs, mx)
+	a.mins = append(a.mins, mnAt)
+	a.maxs = append(a.maxs, mxAt)
 	a.minKnown = append(a.minKnown, mnOK)
 	a.maxKnown = append(a.maxKnown, mxOK)
 	a.have = false
@@ -294,21 +303,53 @@ func (a *bytesAcc) zoneBounds(i int) (any, any) {
 	return a.boundValue(a.mins[i], a.minKnown[i]), a.boundValue(a.maxs[i], a.maxKnown[i])
 }
 
-func (a *bytesAcc) boundValue(b []byte, ok bool) any {
+// boundValue returns a copy of the bound at arena range at (nil: unknown).
+func (a *bytesAcc) boundValue(at [2]int, ok bool) any {
 	if !ok {
 		return nil
 	}
+	b := a.arena[at[0]:at[1]]
 	if a.isString {
 		return string(b)
 	}
-	if b == nil {
-		b = []byte{}
+	return append([]byte{}, b...)
+}
+
+// fillBounds sets the bounds of every zone from one copy of the arena:
+// strings share one allocation, and so do their interface values.
+func (a *bytesAcc) fillBounds(zones []Zone) {
+	own := append([]byte{}, a.arena...) // non-nil even when empty
+	if a.isString {
+		all := unsafe.String(unsafe.SliceData(own), len(own))
+		vals := make([]string, 2*len(zones))
+		for i := range zones {
+			vals[2*i] = all[a.mins[i][0]:a.mins[i][1]]
+			vals[2*i+1] = all[a.maxs[i][0]:a.maxs[i][1]]
+		}
+		a.setBounds(zones, boxShared(any(""), vals))
+		return
 	}
-	return b
+	vals := make([][]byte, 2*len(zones))
+	for i := range zones {
+		vals[2*i] = own[a.mins[i][0]:a.mins[i][1]:a.mins[i][1]]
+		vals[2*i+1] = own[a.maxs[i][0]:a.maxs[i][1]:a.maxs[i][1]]
+	}
+	a.setBounds(zones, boxShared(any([]byte(nil)), vals))
+}
+
+func (a *bytesAcc) setBounds(zones []Zone, boxed []any) {
+	for i := range zones {
+		if a.minKnown[i] {
+			zones[i].Min = boxed[2*i]
+		}
+		if a.maxKnown[i] {
+			zones[i].Max = boxed[2*i+1]
+		}
+	}
 }
 
 func (a *bytesAcc) reset() {
-	a.mins, a.maxs = a.mins[:0], a.maxs[:0]
+	a.arena, a.mins, a.maxs = a.arena[:0], a.mins[:0], a.maxs[:0]
 	a.minKnown, a.maxKnown = a.minKnown[:0], a.maxKnown[:0]
 	a.have = false
 }

@@ -192,6 +192,18 @@ func (a *floatAcc[K]) zoneBounds(i int) (any, any) {
 	return a.toValue(a.mins[i]), a.toValue(a.maxs[i])
 }
 
+// fillBounds sets the bounds of every zone, boxed with two allocations: the
+// bit patterns K have the memory layout of the value type toValue returns.
+func (a *floatAcc[K]) fillBounds(zones []Zone) {
+	proto := a.toValue(0)
+	mins, maxs := boxShared(proto, a.mins), boxShared(proto, a.maxs)
+	for i := range zones {
+		if a.known[i] {
+			zones[i].Min, zones[i].Max = mins[i], maxs[i]
+		}
+	}
+}
+
 func (a *floatAcc[K]) reset() {
 	a.mins, a.maxs, a.known = a.mins[:0], a.maxs[:0], a.known[:0]
 	a.mnK, a.mxK = ^K(0), 0

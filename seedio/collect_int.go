@@ -109,6 +109,20 @@ func (a *intAcc[T]) zoneBounds(i int) (any, any) {
 	return mn, mx
 }
 
+// fillBounds sets the bounds of every zone, boxed with two allocations.
+func (a *intAcc[T]) fillBounds(zones []Zone) {
+	var zero T
+	mins, maxs := boxShared(any(zero), a.mins), boxShared(any(zero), a.maxs)
+	for i := range zones {
+		if a.minOK[i] {
+			zones[i].Min = mins[i]
+		}
+		if a.maxOK[i] {
+			zones[i].Max = maxs[i]
+		}
+	}
+}
+
 func (a *intAcc[T]) reset() {
 	a.mins, a.maxs, a.minOK, a.maxOK = a.mins[:0], a.maxs[:0], a.minOK[:0], a.maxOK[:0]
 	a.mn, a.mx = a.neutralMin, a.neutralMax

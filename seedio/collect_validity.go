@@ -13,18 +13,22 @@ import (
 
 // nullRecorder collects the local row offsets of null rows (R41, R45) and
 // builds the 32-bit Roaring bitmap of them. Offsets arrive in ascending
-// order. The nulls of the current 2^16-row chunk are kept as dense bits
-// (8 KiB, constant memory), so that a validity word costs two ORs however
-// many nulls it holds. A finished chunk becomes one container of the portable
-// Roaring layout (array, bitmap, or a single run for a chunk that is null
-// throughout); serialize() assembles the containers, run-optimised, into one
-// serialized bitmap. Memory is proportional to the size of the
+// order. The nulls of the current 2^16-row chunk are kept as a sorted array
+// of their 16-bit offsets while there are at most 4096 of them (the array
+// container the chunk will become; 8 KiB, constant memory), and as dense
+// bits (8 KiB) from the 4097th on, so that a validity word costs two ORs
+// however many nulls it holds. A finished chunk becomes one container of the
+// portable Roaring layout (array, bitmap, or a single run for a chunk that
+// is null throughout); serialize() assembles the containers, run-optimised,
+// into one serialized bitmap. Memory is proportional to the size of the
 // bitmap, which is what the seed stores anyway.
 type nullRecorder struct {
-	words [chunkWords]uint64 // null bits of chunk key
+	vals  [roaringArrayMax]uint16 // null offsets of chunk key (array mode)
+	words [chunkWords]uint64      // null bits of chunk key (dense mode)
+	dense bool
 	key   uint64
 	dirty bool
-	card  int // bits set in words
+	card  int // nulls in chunk key
 
 	keys  []uint16 // finished containers, ascending keys
 	cards []uint32 // their cardinalities, 1…65536
@@ -55,27 +59,53 @@ func (n *nullRecorder) orBits(pos, w uint64) {
 	}
 	n.switchChunk(pos >> chunkBits)
 	bit := pos & (chunkRows - 1)
-	wi, sh := bit>>6, bit&63
-	// Rows are visited once, so the new bits are not set yet: the
-	// cardinality grows by their count.
-	lo := w << sh
-	n.words[wi] |= lo
-	n.card += bits.OnesCount64(lo)
-	n.dirty = true
-	if sh == 0 {
+	if room := chunkRows - bit; room < 64 {
+		// w crosses into the next chunk
+		if lo := w & lowMask(int(room)); lo != 0 {
+			n.setLocal(bit, lo, bits.OnesCount64(lo))
+		}
+		if hi := w >> room; hi != 0 {
+			n.switchChunk(n.key + 1)
+			n.setLocal(0, hi, bits.OnesCount64(hi))
+		}
 		return
 	}
-	if hi := w >> (64 - sh); hi != 0 {
-		if wi+1 < chunkWords {
+	n.setLocal(bit, w, bits.OnesCount64(w))
+}
+
+// setLocal marks offsets bit+i of the current chunk null for every set bit
+// i of w (w != 0, c = its popcount, bit+63 inside the chunk unless w's high
+// bits are zero). Rows are visited once, so the bits are not set yet.
+func (n *nullRecorder) setLocal(bit, w uint64, c int) {
+	n.dirty = true
+	if !n.dense {
+		if n.card+c <= roaringArrayMax {
+			vals := n.vals[n.card : n.card+c : n.card+c]
+			for k := range vals {
+				vals[k] = uint16(bit + uint64(bits.TrailingZeros64(w)))
+				w &= w - 1
+			}
+			n.card += c
+			return
+		}
+		n.toDense()
+	}
+	wi, sh := bit>>6, bit&63
+	n.words[wi] |= w << sh
+	if sh != 0 {
+		if hi := w >> (64 - sh); hi != 0 {
 			n.words[wi+1] |= hi
-			n.card += bits.OnesCount64(hi)
-		} else {
-			n.switchChunk(n.key + 1)
-			n.words[0] |= hi
-			n.card = bits.OnesCount64(hi)
-			n.dirty = true
 		}
 	}
+	n.card += c
+}
+
+// toDense moves the chunk's offsets from the array to the dense bits.
+func (n *nullRecorder) toDense() {
+	for _, v := range n.vals[:n.card] {
+		n.words[v>>6] |= 1 << (v & 63)
+	}
+	n.dense = true
 }
 
 // addRun records null rows [start, end) (global row offsets <= 2^32).
@@ -109,18 +139,26 @@ func (n *nullRecorder) appendContainer(key uint16, card uint32, run bool) {
 	n.runs = append(n.runs, run)
 }
 
-// flush turns the dense chunk into an array or bitmap container.
+// flush turns the chunk into an array or bitmap container.
 func (n *nullRecorder) flush() {
 	if !n.dirty {
 		return
 	}
 	card := n.card
 	n.appendContainer(uint16(n.key), uint32(card), false)
-	if card > roaringArrayMax {
+	switch {
+	case !n.dense:
+		at := len(n.body)
+		n.body = append(n.body, make([]byte, 2*card)...)
+		out := n.body[at : at+2*card]
+		for i, v := range n.vals[:card] {
+			binary.LittleEndian.PutUint16(out[2*i:], v)
+		}
+	case card > roaringArrayMax:
 		for _, w := range n.words {
 			n.body = binary.LittleEndian.AppendUint64(n.body, w)
 		}
-	} else {
+	default:
 		at := len(n.body)
 		n.body = append(n.body, make([]byte, 2*card)...)
 		out := n.body[at:]
@@ -133,8 +171,10 @@ func (n *nullRecorder) flush() {
 			}
 		}
 	}
-	clear(n.words[:])
-	n.dirty, n.card = false, 0
+	if n.dense {
+		clear(n.words[:])
+	}
+	n.dirty, n.dense, n.card = false, false, 0
 }
 
 // serialize flushes everything pending and returns the null bitmap in the
@@ -317,7 +357,7 @@ func bitmapToRuns(words []byte, runs int) []byte {
 
 func (n *nullRecorder) reset() {
 	clear(n.words[:])
-	n.key, n.dirty, n.card = 0, false, 0
+	n.key, n.dirty, n.dense, n.card = 0, false, false, 0
 	n.keys, n.cards, n.runs, n.body = n.keys[:0], n.cards[:0], n.runs[:0], n.body[:0]
 }
 
@@ -379,10 +419,8 @@ func recordValidityNulls(vb []byte, off, lo, hi int, base uint64, nr *nullRecord
 				count += uint64(c)
 				pos := base + uint64(r)
 				if pos&63 == 0 && pos>>chunkBits == nr.key {
-					// word-aligned in the current chunk: one OR
-					nr.words[(pos&(chunkRows-1))>>6] |= nw
-					nr.card += c
-					nr.dirty = true
+					// word-aligned in the current chunk
+					nr.setLocal(pos&(chunkRows-1), nw, c)
 				} else {
 					nr.orBits(pos, nw)
 				}

@@ -12,6 +12,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	flatbuffers "github.com/google/flatbuffers/go"
 )
 
 const (
@@ -61,7 +62,8 @@ type EncodedSeed struct {
 	// uncompressed (R12), metadata version="1" and seed_null_bitmap (R17,
 	// R44).
 	IPC []byte
-	// NullBitmapHex is the seed_null_bitmap value written into IPC.
+	// NullBitmapHex is the seed_null_bitmap value written into IPC. It may
+	// share memory with IPC: IPC must not be modified in place.
 	NullBitmapHex string
 	// Seed is what IPC encodes.
 	Seed
@@ -121,6 +123,13 @@ type Collector struct {
 	zones    []zoneCounts // closed zones
 	zoneLens []uint64
 	err      error
+	fb       *flatbuffers.Builder // reused by Finish's IPC writer
+}
+
+// boundsFiller is implemented by accumulators that set the bounds of all
+// zones at once in Finish, with a few allocations instead of one per bound.
+type boundsFiller interface {
+	fillBounds(zones []Zone)
 }
 
 // NewCollector returns a collector for field. Union-typed fields (and
@@ -278,35 +287,54 @@ func (c *Collector) Finish() (*EncodedSeed, error) {
 	zones := make([]Zone, len(c.zones))
 	var start uint64
 	for i, z := range c.zones {
-		mn, mx := c.acc.zoneBounds(i)
 		zones[i] = Zone{Index: i, Start: start, Stats: Stats{
 			Rows:             c.zoneLens[i],
 			NullCount:        z.nulls,
 			NaNCount:         z.nans,
 			NegativeNaNCount: z.negNaNs,
-			Min:              mn,
-			Max:              mx,
 			NullCountExact:   true,
 			NaNCountExact:    true,
 			NaNSignKnown:     true,
 		}}
 		start += c.zoneLens[i]
 	}
+	if f, ok := c.acc.(boundsFiller); ok {
+		f.fillBounds(zones)
+	} else {
+		for i := range zones {
+			zones[i].Min, zones[i].Max = c.acc.zoneBounds(i)
+		}
+	}
 	raw := c.nulls.serialize()
-	// The hex digits are written once and never modified, so the string can
-	// share their bytes (hex.EncodeToString would copy them again).
-	hexBuf := make([]byte, hex.EncodedLen(len(raw)))
-	hex.Encode(hexBuf, raw)
-	hexStr := unsafe.String(unsafe.SliceData(hexBuf), len(hexBuf))
 	// raw is this seed's own buffer and is never modified: the bitmap can
 	// reference it (its containers copy on write).
 	bm := roaring.New()
 	if m, err := bm.FromUnsafeBytes(raw); err != nil || m != int64(len(raw)) {
 		return nil, fmt.Errorf("%w: column %q: null bitmap: read %d of %d bytes: %v", ErrEncode, c.field.Name, m, len(raw), err)
 	}
-	ipcBytes, err := encodeZones(c.valueType, zones, &hexStr)
-	if err != nil {
+	var ipcBytes []byte
+	var hexStr string
+	if err := checkZoneCounts(zones); err != nil {
 		return nil, fmt.Errorf("column %q: %w", c.field.Name, err)
+	}
+	if c.fb == nil {
+		c.fb = flatbuffers.NewBuilder(0)
+	}
+	if out, at, ok := encodeZonesFastRaw(c.fb, c.valueType, zones, raw); ok {
+		// The hex digits were written once, into the IPC bytes, which are
+		// never modified: NullBitmapHex shares them.
+		ipcBytes = out
+		hexStr = unsafe.String(&out[at], 2*len(raw))
+	} else {
+		// The hex digits are written once and never modified, so the
+		// string can share their bytes.
+		hexBuf := make([]byte, hex.EncodedLen(len(raw)))
+		hexEncode(hexBuf, raw)
+		hexStr = unsafe.String(unsafe.SliceData(hexBuf), len(hexBuf))
+		var err error
+		if ipcBytes, err = encodeZones(c.valueType, zones, &hexStr); err != nil {
+			return nil, fmt.Errorf("column %q: %w", c.field.Name, err)
+		}
 	}
 	return &EncodedSeed{
 		Column:        c.field.Name,

@@ -61,21 +61,30 @@ func Encode(s *Seed) ([]byte, error) {
 // what it needs to encode, so tests use it to build invalid seeds (a
 // malformed bitmap hex, inconsistent counts) on purpose.
 func encodeZones(valueType arrow.DataType, zones []Zone, nullBitmapHex *string) ([]byte, error) {
-	if len(zones) == 0 {
-		return nil, fmt.Errorf("%w: no zones (R11: an empty data file gets no seed)", ErrEncode)
-	}
-	if len(zones) > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: %d zones", ErrEncode, len(zones))
-	}
-	for i, z := range zones {
-		if z.NullCount > math.MaxUint32 || z.NaNCount > math.MaxUint32 || z.NegativeNaNCount > math.MaxUint32 {
-			return nil, fmt.Errorf("%w: zone %d: counts %d/%d/%d do not fit uint32 (R28)", ErrEncode, i, z.NullCount, z.NaNCount, z.NegativeNaNCount)
-		}
+	if err := checkZoneCounts(zones); err != nil {
+		return nil, err
 	}
 	if out, ok := encodeZonesFast(valueType, zones, nullBitmapHex); ok {
 		return out, nil
 	}
 	return encodeZonesArrow(valueType, zones, nullBitmapHex)
+}
+
+// checkZoneCounts checks what encodeZones needs of zones: at least one, and
+// counts that fit uint32 (R28).
+func checkZoneCounts(zones []Zone) error {
+	if len(zones) == 0 {
+		return fmt.Errorf("%w: no zones (R11: an empty data file gets no seed)", ErrEncode)
+	}
+	if len(zones) > math.MaxInt32 {
+		return fmt.Errorf("%w: %d zones", ErrEncode, len(zones))
+	}
+	for i, z := range zones {
+		if z.NullCount > math.MaxUint32 || z.NaNCount > math.MaxUint32 || z.NegativeNaNCount > math.MaxUint32 {
+			return fmt.Errorf("%w: zone %d: counts %d/%d/%d do not fit uint32 (R28)", ErrEncode, i, z.NullCount, z.NaNCount, z.NegativeNaNCount)
+		}
+	}
+	return nil
 }
 
 // encodeZonesArrow is encodeZones through arrow-go's IPC writer: the

@@ -353,6 +353,16 @@ func fbValueType(b *flatbuffers.Builder, dt arrow.DataType) (byte, flatbuffers.U
 
 // fbSchema builds the seed schema table (R14, R17, R18) in b.
 func fbSchema(b *flatbuffers.Builder, dt arrow.DataType, nullBitmapHex *string) flatbuffers.UOffsetT {
+	off, _ := fbSchemaHex(b, dt, nullBitmapHex, -1)
+	return off
+}
+
+// fbSchemaHex is fbSchema; with hexLen >= 0 (and nullBitmapHex nil) the
+// seed_null_bitmap value is a placeholder of hexLen bytes that the caller
+// overwrites with the hex digits once the flatbuffer is finished (see
+// encodeZonesFastRaw): hexEnd is its start as an offset from the end of the
+// builder's buffer, which stays valid when the buffer grows.
+func fbSchemaHex(b *flatbuffers.Builder, dt arrow.DataType, nullBitmapHex *string, hexLen int) (_ flatbuffers.UOffsetT, hexEnd int) {
 	type fieldDef struct {
 		name     string
 		nullable bool
@@ -392,30 +402,47 @@ func fbSchema(b *flatbuffers.Builder, dt arrow.DataType, nullBitmapHex *string) 
 	}
 	fieldsVec := b.EndVector(len(fields))
 
-	keys, vals := []string{metaVersion}, []string{seedVersion1}
-	if nullBitmapHex != nil {
-		keys, vals = append(keys, metaNullBitmap), append(vals, *nullBitmapHex)
+	keys, vals := [2]string{metaVersion}, [2]string{seedVersion1}
+	nkv := 1
+	if nullBitmapHex != nil || hexLen >= 0 {
+		keys[1] = metaNullBitmap
+		if nullBitmapHex != nil {
+			vals[1] = *nullBitmapHex
+		}
+		nkv = 2
 	}
-	kvs := make([]flatbuffers.UOffsetT, len(keys))
-	for i := range keys {
+	var kvs [2]flatbuffers.UOffsetT
+	for i := range nkv {
 		k := b.CreateString(keys[i])
-		v := b.CreateString(vals[i])
+		var v flatbuffers.UOffsetT
+		if i == 1 && nullBitmapHex == nil {
+			// The placeholder's bytes are copied from the builder's own
+			// buffer (any bytes do: every one is overwritten).
+			src := b.Bytes
+			if len(src) < hexLen {
+				src = make([]byte, hexLen)
+			}
+			v = b.CreateByteString(src[:hexLen])
+			hexEnd = int(v) - flatbuffers.SizeUOffsetT
+		} else {
+			v = b.CreateString(vals[i])
+		}
 		b.StartObject(2)
 		b.PrependUOffsetTSlot(0, k, 0)
 		b.PrependUOffsetTSlot(1, v, 0)
 		kvs[i] = b.EndObject()
 	}
-	b.StartVector(4, len(kvs), 4)
-	for i := len(kvs) - 1; i >= 0; i-- {
+	b.StartVector(4, nkv, 4)
+	for i := nkv - 1; i >= 0; i-- {
 		b.PrependUOffsetT(kvs[i])
 	}
-	meta := b.EndVector(len(kvs))
+	meta := b.EndVector(nkv)
 
 	b.StartObject(4)
 	b.PrependInt16Slot(0, 0, 0) // little endian
 	b.PrependUOffsetTSlot(1, fieldsVec, 0)
 	b.PrependUOffsetTSlot(2, meta, 0)
-	return b.EndObject()
+	return b.EndObject(), hexEnd
 }
 
 // fbMessage finishes a Message table around header hdr in b and returns the
@@ -447,9 +474,29 @@ func appendMessage(out, fb []byte) ([]byte, int) {
 // (the caller checked the zones' counts). ok=false: not handled, use
 // arrow-go's writer.
 func encodeZonesFast(valueType arrow.DataType, zones []Zone, nullBitmapHex *string) ([]byte, bool) {
+	hexLen := -1
+	if nullBitmapHex != nil {
+		hexLen = len(*nullBitmapHex)
+	}
+	out, _, ok := encodeZonesFastTo(nil, valueType, zones, nullBitmapHex, nil, hexLen)
+	return out, ok
+}
+
+// encodeZonesFastRaw is encodeZonesFast with the seed_null_bitmap value given
+// as the serialized bitmap raw: its hex digits are written once, straight
+// into the schema message of the output, and copied into the footer's
+// schema. hexAt is where they start in out. b (may be nil) is a builder to
+// reuse; it is reset first.
+func encodeZonesFastRaw(b *flatbuffers.Builder, valueType arrow.DataType, zones []Zone, raw []byte) (out []byte, hexAt int, ok bool) {
+	return encodeZonesFastTo(b, valueType, zones, nil, raw, 2*len(raw))
+}
+
+// encodeZonesFastTo writes the IPC file; the bitmap hex is *nullBitmapHex,
+// or the hex of raw when hexLen >= 0 and nullBitmapHex is nil, or absent.
+func encodeZonesFastTo(b *flatbuffers.Builder, valueType arrow.DataType, zones []Zone, nullBitmapHex *string, raw []byte, hexLen int) (_ []byte, hexAt int, _ bool) {
 	lay, ok := fastLayout(valueType)
 	if !ok {
-		return nil, false
+		return nil, -1, false
 	}
 	var body fastBody
 	n := len(zones)
@@ -458,25 +505,38 @@ func encodeZonesFast(valueType arrow.DataType, zones []Zone, nullBitmapHex *stri
 	body.nodes = make([][2]int64, 0, 6)
 	body.buffers = make([][2]int64, 0, 14)
 	if !body.boundColumn(valueType, lay, zones, false) || !body.boundColumn(valueType, lay, zones, true) {
-		return nil, false
+		return nil, -1, false
 	}
 	body.countColumn(zones, 4, func(z Zone) uint64 { return z.NullCount })
 	body.countColumn(zones, 4, func(z Zone) uint64 { return z.NaNCount })
 	body.countColumn(zones, 4, func(z Zone) uint64 { return z.NegativeNaNCount })
 	body.countColumn(zones, 8, func(z Zone) uint64 { return z.Rows })
 
-	hexLen := 0
-	if nullBitmapHex != nil {
-		hexLen = len(*nullBitmapHex)
-	}
 	// One builder, reset between the three flatbuffers, big enough for the
 	// schema with the bitmap hex so that it never grows.
-	b := flatbuffers.NewBuilder(hexLen + 1024 + 32*len(body.buffers))
-
-	schemaMsg := fbMessage(b, fbHeaderSchema, fbSchema(b, valueType, nullBitmapHex), 0)
-	out := make([]byte, 0, 2*(hexLen+1024)+len(body.buf)+64*len(body.buffers)+64)
+	need := max(hexLen, 0) + 1024 + 32*len(body.buffers)
+	if b == nil {
+		b = flatbuffers.NewBuilder(need)
+	} else if len(b.Bytes) < need {
+		b.Bytes = make([]byte, need)
+	}
+	b.Reset()
+	placeholder := -1
+	if nullBitmapHex == nil {
+		placeholder = hexLen
+	}
+	schemaOff, hexEnd := fbSchemaHex(b, valueType, nullBitmapHex, placeholder)
+	schemaMsg := fbMessage(b, fbHeaderSchema, schemaOff, 0)
+	out := make([]byte, 0, 2*(max(hexLen, 0)+1024)+len(body.buf)+64*len(body.buffers)+64)
 	out = append(out, "ARROW1\x00\x00"...)
+	hexAt = -1
+	if placeholder >= 0 {
+		hexAt = len(out) + 8 + len(schemaMsg) - hexEnd
+	}
 	out, _ = appendMessage(out, schemaMsg)
+	if hexAt >= 0 {
+		hexEncode(out[hexAt:hexAt+hexLen], raw)
+	}
 
 	b.Reset()
 	b.StartVector(16, len(body.nodes), 8)
@@ -506,7 +566,7 @@ func encodeZonesFast(valueType arrow.DataType, zones []Zone, nullBitmapHex *stri
 	out = binary.LittleEndian.AppendUint32(out, 0)
 
 	b.Reset()
-	schema := fbSchema(b, valueType, nullBitmapHex)
+	schema, hexEnd2 := fbSchemaHex(b, valueType, nullBitmapHex, placeholder)
 	b.StartVector(24, 0, 8)
 	dicts := b.EndVector(0)
 	b.StartVector(24, 1, 8)
@@ -523,8 +583,13 @@ func encodeZonesFast(valueType arrow.DataType, zones []Zone, nullBitmapHex *stri
 	b.PrependUOffsetTSlot(3, recs, 0)
 	b.Finish(b.EndObject())
 	footer := b.FinishedBytes()
+	footerAt := len(out)
 	out = append(out, footer...)
+	if hexAt >= 0 {
+		at := footerAt + len(footer) - hexEnd2
+		copy(out[at:at+hexLen], out[hexAt:hexAt+hexLen])
+	}
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
 	out = append(out, "ARROW1"...)
-	return out, true
+	return out, hexAt, true
 }

@@ -338,6 +338,10 @@ func runOne(ctx context.Context, env *Env, w Workload, rounds int, logf func(str
 	if r.BasePerOp > 0 {
 		r.Ratio = float64(r.OursPerOp) / float64(r.BasePerOp)
 	}
+	// Both sides measured CPU time: report the ratio of the medians too.
+	if oc, bc := r.OursMetrics["cpu_s"], r.BaseMetrics["cpu_s"]; oc > 0 && bc > 0 {
+		r.OursMetrics["cpu_ratio"] = oc / bc
+	}
 	return r
 }
 

@@ -1,0 +1,115 @@
+package seedio
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// TestR42_R45_NullRecorderMatchesRoaring: the null recorder (sorted array
+// of offsets up to 4096 nulls per 2^16-row chunk, dense bits beyond, whole
+// null chunks as runs) serializes exactly what roaring's RunOptimize +
+// ToBytes gives for the same null rows, whatever the density (around the
+// 4096 threshold included), the batch splits, the validity bit offsets and
+// the mix of validity words and runs of nulls.
+func TestR42_R45_NullRecorderMatchesRoaring(t *testing.T) {
+	rng := rand.New(rand.NewPCG(42, 45))
+	for iter := 0; iter < 60; iter++ {
+		nullRecorderCase(t, rng, iter, 1+rng.IntN(5*chunkRows))
+	}
+}
+
+// FuzzNullRecorderMatchesRoaring is TestR42_R45_NullRecorderMatchesRoaring
+// with the fuzzer choosing the random seed, the density and the row count.
+//
+//	go test -run '^$' -fuzz FuzzNullRecorderMatchesRoaring ./seedio/
+func FuzzNullRecorderMatchesRoaring(f *testing.F) {
+	for i := range nullDensities {
+		f.Add(uint64(i), uint8(i), uint32(3*chunkRows+i))
+	}
+	f.Add(uint64(7), uint8(4), uint32(chunkRows))
+	f.Fuzz(func(t *testing.T, seed uint64, density uint8, rows uint32) {
+		rng := rand.New(rand.NewPCG(seed, uint64(rows)))
+		nullRecorderCase(t, rng, int(density), 1+int(rows%(6*chunkRows)))
+	})
+}
+
+var nullDensities = [...]float64{0, 0.0005, 0.01, 4000.0 / 65536, 4096.0 / 65536, 4200.0 / 65536, 0.3, 0.97, 1}
+
+// nullRecorderCase records a random null pattern of the given row count
+// (density nullDensities[iter % len], a long null run when iter%4 == 3)
+// through recordValidityNulls and addRun in random batches and compares the
+// serialization with roaring's.
+func nullRecorderCase(t *testing.T, rng *rand.Rand, iter, rows int) {
+	{
+		p := nullDensities[iter%len(nullDensities)]
+		null := make([]bool, rows)
+		for i := range null {
+			null[i] = rng.Float64() < p
+		}
+		if iter%4 == 3 { // a long run of nulls across a chunk boundary
+			s := rng.IntN(rows)
+			for i := s; i < min(rows, s+chunkRows+rng.IntN(3*chunkRows)); i++ {
+				null[i] = true
+			}
+		}
+		nr := newNullRecorder()
+		want := roaring.New()
+		for pos := 0; pos < rows; {
+			n := min(rows-pos, 1+rng.IntN(3*chunkRows/2))
+			if rng.IntN(5) == 0 && null[pos] {
+				// a run of nulls as addRun records it (all-null batches)
+				e := pos
+				for e < pos+n && null[e] {
+					e++
+				}
+				nr.addRun(uint64(pos), uint64(e))
+				want.AddRange(uint64(pos), uint64(e))
+				pos = e
+				continue
+			}
+			off := rng.IntN(64) // bit offset of row 0 in the validity bitmap
+			vb := make([]byte, (off+n+7)/8+rng.IntN(9))
+			for i := range vb {
+				vb[i] = byte(rng.Uint32()) // bits outside the batch are noise
+			}
+			for i := 0; i < n; i++ {
+				b := off + i
+				if null[pos+i] {
+					vb[b>>3] &^= 1 << (b & 7)
+					want.Add(uint32(pos + i))
+				} else {
+					vb[b>>3] |= 1 << (b & 7)
+				}
+			}
+			lo := rng.IntN(n + 1)
+			// rows [0, lo) and [lo, n) of the batch in two calls
+			c := recordValidityNulls(vb, off, 0, lo, uint64(pos), nr)
+			c += recordValidityNulls(vb, off, lo, n, uint64(pos), nr)
+			var exp uint64
+			for i := 0; i < n; i++ {
+				if null[pos+i] {
+					exp++
+				}
+			}
+			if c != exp {
+				t.Fatalf("iter %d: counted %d nulls in batch at %d, want %d", iter, c, pos, exp)
+			}
+			pos += n
+		}
+		got := nr.serialize()
+		want.RunOptimize()
+		wb, err := want.ToBytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.IsEmpty() {
+			return // the collector writes the empty bitmap's constant (TestR44_EmptyStringIsEmptyBitmap)
+		}
+		if !bytes.Equal(got, wb) {
+			t.Fatalf("iter %d (rows %d, density %g): serialized bitmap differs from roaring's (%d vs %d bytes)", iter, rows, p, len(got), len(wb))
+		}
+	}
+}
