@@ -48,7 +48,7 @@ func typedReadErr(t *testing.T, err error) {
 // to ReadRows, whole and in row ranges: no panic, typed errors, bounded
 // memory, valid arrays.
 func FuzzReadRows21(f *testing.F) {
-	for _, name := range []string{"lance12_v2.2_all_types.lance", "lance12_v2.2_large_lists.lance", "lance12_v2.1_all_types.lance", "lance12_v2.2_small.lance"} {
+	for _, name := range []string{"lance12_v2.2_all_types.lance", "lance12_v2.2_large_lists.lance", "lance12_v2.1_all_types.lance", "lance12_v2.2_small.lance", "lance12_v2.2_encoding_hints.lance"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
