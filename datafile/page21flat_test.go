@@ -20,7 +20,8 @@ import (
 // nullable columns without nulls, non-nullable columns — alone and mixed
 // with pages read through the level streams (ranges starting or ending
 // inside a page, which switch the column from bitmap to levels and back),
-// at 2.1 and 2.2, for every page-size threshold.
+// at 2.1 and 2.2, with flat and bit-packed values, for every page-size
+// threshold.
 func TestSpec21_4_3_FlatPathMatchesLevelPath(t *testing.T) {
 	const n = 50_000
 	sch := arrow.NewSchema([]arrow.Field{
@@ -58,14 +59,19 @@ func TestSpec21_4_3_FlatPathMatchesLevelPath(t *testing.T) {
 	rec := bld.NewRecordBatch()
 	defer rec.Release()
 	ctx := context.Background()
-	for _, v := range []FileVersion{V2_1, V2_2} {
-		f, _ := write21(t, rec, WriterOptions{Version: v, NoCompression: true, PageSize: 64 << 10})
+	for _, c := range []struct {
+		v     FileVersion
+		plain bool
+	}{{V2_1, true}, {V2_2, true}, {V2_2, false}} {
+		v := c.v
+		// plain: flat values; else our writer bit-packs what it can
+		f, _ := write21(t, rec, WriterOptions{Version: v, NoCompression: c.plain, PageSize: 64 << 10})
 		if len(f.Column(0).Pages) < 4 {
 			t.Fatalf("%s: %d pages for column i, want several", v, len(f.Column(0).Pages))
 		}
 		for _, flatMin := range []uint64{1, 16 << 10, 1 << 40} {
 			for _, rg := range [][]RowRange{nil, {{Start: 10, End: n}}, {{Start: 0, End: 20_000}}, {{Start: 0, End: 7_000}, {Start: 9_001, End: 40_000}}} {
-				t.Run(fmt.Sprintf("%s/min=%d/%v", v, flatMin, rg), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/plain=%v/min=%d/%v", v, c.plain, flatMin, rg), func(t *testing.T) {
 					got, err := f.ReadRows(ctx, ReadRequest{Ranges: rg, ReadOptions: ReadOptions{flatMinBytes: flatMin}})
 					if err != nil {
 						t.Fatal(err)
