@@ -54,17 +54,21 @@ func FuzzReadRows21(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(b, uint16(0), uint16(0))
+		f.Add(b, uint16(1), uint16(0)) // whole, flat path forced
 		f.Add(b, uint16(3), uint16(7))
 	}
 	for _, b := range corpusFuzzSeeds21() {
 		f.Add(b, uint16(0), uint16(0))
+		f.Add(b, uint16(1), uint16(0))
 	}
 	f.Fuzz(func(t *testing.T, b []byte, start, n uint16) {
 		file, err := OpenReaderAt(bytes.NewReader(b), int64(len(b)))
 		if err != nil || file.Version() == V2_0 {
 			return
 		}
-		req := ReadRequest{ReadOptions: ReadOptions{MaxDecodeBytes: 1 << 24}}
+		// An odd start sends every whole mini-block page of a flat column
+		// down the flat path (page21flat.go), whatever its size.
+		req := ReadRequest{ReadOptions: ReadOptions{MaxDecodeBytes: 1 << 24, flatMinBytes: uint64(start % 2)}}
 		rows := file.NumRows()
 		if n > 0 && uint64(start) < rows {
 			end := min(rows, uint64(start)+uint64(n))
@@ -199,7 +203,9 @@ func FuzzReadRowsLegacy(f *testing.F) {
 			}
 			return
 		}
-		req := ReadRequest{ReadOptions: ReadOptions{MaxDecodeBytes: 1 << 24}}
+		// An odd start sends every whole mini-block page of a flat column
+		// down the flat path (page21flat.go), whatever its size.
+		req := ReadRequest{ReadOptions: ReadOptions{MaxDecodeBytes: 1 << 24, flatMinBytes: uint64(start % 2)}}
 		rows := file.NumRows()
 		if n > 0 && uint64(start) < rows {
 			end := min(rows, uint64(start)+uint64(n))

@@ -95,16 +95,16 @@ func sameLayers(a, b []pb21.RepDefLayer) bool {
 // leafStream accumulates, for one leaf column, the rep/def levels and the
 // visible value slots of the rows read so far.
 type leafStream struct {
-	li   *layerInfo
-	rep  []uint16 // nil when the column has no lists
-	def  []uint16 // nil while every entry so far has def 0
+	li  *layerInfo
+	rep []uint16 // nil when the column has no lists
+	def []uint16 // nil while every entry so far has def 0
 	// vbits is the validity bitmap of the entries of a flat column read by
 	// the flat mini-block path (page21flat.go), used instead of def (at most
 	// one of the two is non-nil); vnulls counts its unset bits.
 	vbits  []byte
 	vnulls int
 	n      int // entries
-	rows uint64
+	rows   uint64
 	// wantRows is the number of rows the read asks for (to pre-size).
 	wantRows uint64
 	vals     *valueSink
