@@ -112,6 +112,10 @@ type ReadOptions struct {
 	// MaxDecodeBytes caps the bytes decoding may allocate (0 means
 	// DefaultMaxDecodeBytes). Exceeding it fails with ErrTooLarge.
 	MaxDecodeBytes int64
+
+	// flatMinBytes overrides the page size from which 2.1+ flat columns
+	// take the windowed mini-block path (tests).
+	flatMinBytes uint64
 }
 
 // budget tracks the bytes a decode may still allocate.

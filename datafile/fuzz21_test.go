@@ -48,23 +48,27 @@ func typedReadErr(t *testing.T, err error) {
 // to ReadRows, whole and in row ranges: no panic, typed errors, bounded
 // memory, valid arrays.
 func FuzzReadRows21(f *testing.F) {
-	for _, name := range []string{"lance12_v2.2_all_types.lance", "lance12_v2.2_large_lists.lance", "lance12_v2.1_all_types.lance", "lance12_v2.2_small.lance"} {
+	for _, name := range []string{"lance12_v2.2_all_types.lance", "lance12_v2.2_large_lists.lance", "lance12_v2.1_all_types.lance", "lance12_v2.2_small.lance", "lance12_v2.2_encoding_hints.lance"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(b, uint16(0), uint16(0))
+		f.Add(b, uint16(1), uint16(0)) // whole, flat path forced
 		f.Add(b, uint16(3), uint16(7))
 	}
 	for _, b := range corpusFuzzSeeds21() {
 		f.Add(b, uint16(0), uint16(0))
+		f.Add(b, uint16(1), uint16(0))
 	}
 	f.Fuzz(func(t *testing.T, b []byte, start, n uint16) {
 		file, err := OpenReaderAt(bytes.NewReader(b), int64(len(b)))
 		if err != nil || file.Version() == V2_0 {
 			return
 		}
-		req := ReadRequest{ReadOptions: ReadOptions{MaxDecodeBytes: 1 << 24}}
+		// An odd start sends every whole mini-block page of a flat column
+		// down the flat path (page21flat.go), whatever its size.
+		req := ReadRequest{ReadOptions: ReadOptions{MaxDecodeBytes: 1 << 24, flatMinBytes: uint64(start % 2)}}
 		rows := file.NumRows()
 		if n > 0 && uint64(start) < rows {
 			end := min(rows, uint64(start)+uint64(n))
@@ -199,7 +203,9 @@ func FuzzReadRowsLegacy(f *testing.F) {
 			}
 			return
 		}
-		req := ReadRequest{ReadOptions: ReadOptions{MaxDecodeBytes: 1 << 24}}
+		// An odd start sends every whole mini-block page of a flat column
+		// down the flat path (page21flat.go), whatever its size.
+		req := ReadRequest{ReadOptions: ReadOptions{MaxDecodeBytes: 1 << 24, flatMinBytes: uint64(start % 2)}}
 		rows := file.NumRows()
 		if n > 0 && uint64(start) < rows {
 			end := min(rows, uint64(start)+uint64(n))

@@ -33,6 +33,7 @@ func TestTestdata_RealFiles(t *testing.T) {
 		{file: "spec_1_8_example.lance", version: V2_0, want: map[string]string{"id": "[1 2 3]", "x": "[1.5 (null) -0]", "s": `["a" (null) "ccc"]`}},
 		{file: "lance12_v2.0_all_types.lance", version: V2_0},
 		{file: "lance12_v2.2_small.lance", version: V2_2},
+		{file: "lance12_v2.2_encoding_hints.lance", version: V2_2},
 		{file: "lance0.15_legacy_v1.lance", err: ErrLegacyFormat},
 	}
 	for _, c := range cases {

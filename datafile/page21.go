@@ -95,11 +95,16 @@ func sameLayers(a, b []pb21.RepDefLayer) bool {
 // leafStream accumulates, for one leaf column, the rep/def levels and the
 // visible value slots of the rows read so far.
 type leafStream struct {
-	li   *layerInfo
-	rep  []uint16 // nil when the column has no lists
-	def  []uint16 // nil while every entry so far has def 0
-	n    int      // entries
-	rows uint64
+	li  *layerInfo
+	rep []uint16 // nil when the column has no lists
+	def []uint16 // nil while every entry so far has def 0
+	// vbits is the validity bitmap of the entries of a flat column read by
+	// the flat mini-block path (page21flat.go), used instead of def (at most
+	// one of the two is non-nil); vnulls counts its unset bits.
+	vbits  []byte
+	vnulls int
+	n      int // entries
+	rows   uint64
 	// wantRows is the number of rows the read asks for (to pre-size).
 	wantRows uint64
 	vals     *valueSink
@@ -305,6 +310,9 @@ func pageLayers(pl *pb21.PageLayout) []pb21.RepDefLayer {
 
 // readRows appends rows [a, b) of the page (page-relative) to ls.
 func (pc *pageCtx) readRows(pl *pb21.PageLayout, a, b uint64, ls *leafStream) error {
+	if _, ok := pl.Layout.(*pb21.PageLayout_MiniBlockLayout); !ok {
+		ls.toLevels()
+	}
 	switch l := pl.Layout.(type) {
 	case *pb21.PageLayout_MiniBlockLayout:
 		return pc.miniBlock(l.MiniBlockLayout, a, b, ls)
@@ -417,7 +425,11 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 	if len(pc.page.Buffers) < need {
 		return pc.errf(ErrMalformed, "mini-block page has %d buffers, its layout needs %d", len(pc.page.Buffers), need)
 	}
-	if a == 0 && b == pc.page.Length {
+	flat := pc.flatEligible(mb, a, b, ls)
+	if !flat {
+		ls.toLevels()
+	}
+	if a == 0 && b == pc.page.Length && !flat {
 		if err := pc.readWhole(); err != nil {
 			return err
 		}
@@ -474,6 +486,9 @@ func (pc *pageCtx) miniBlock(mb *pb21.MiniBlockLayout, a, b uint64, ls *leafStre
 			return pc.errf(ErrMalformed, "mini-block page of %d rows has no chunks", pc.page.Length)
 		}
 		return nil
+	}
+	if flat {
+		return pc.miniBlockFlat(mb, chunks, nbufs, large, ls)
 	}
 	li := ls.li
 	// Which chunks hold rows [a, b), and the first row of the first one.

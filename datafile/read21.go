@@ -27,6 +27,8 @@ type reader21 struct {
 	// scratch holds the chunk bytes of the mini-block page being decoded
 	// (reused from page to page).
 	scratch []byte
+	// flatMin overrides flatMinBytes (tests).
+	flatMin uint64
 }
 
 // codec returns the reader's reusing codec decoder: its zstd state and FSST
@@ -55,7 +57,7 @@ func (f *File) newReader21(ctx context.Context, opts ReadOptions) (*reader21, er
 	if max <= 0 {
 		max = DefaultMaxDecodeBytes
 	}
-	r := &reader21{ctx: ctx, f: f, budget: &budget{left: max}, mem: memory.DefaultAllocator, leafOf: map[int]int{}}
+	r := &reader21{ctx: ctx, f: f, budget: &budget{left: max}, mem: memory.DefaultAllocator, leafOf: map[int]int{}, flatMin: opts.flatMinBytes}
 	next := 0
 	var walk func(fi int)
 	walk = func(fi int) {
@@ -468,7 +470,15 @@ func (a *assembler) node(fi int, dt arrow.DataType, depth int) (arrow.ArrayData,
 		}
 		var valid []byte
 		nulls := 0
-		if ls.def != nil && ls.rep == nil && i == 0 && len(ls.li.layers) == 1 {
+		if ls.vbits != nil {
+			// Flat column read by the flat path: the bitmap is made.
+			if uint64(ls.n) != ls.vals.n || ls.rep != nil || i != 0 || len(ls.li.layers) != 1 {
+				return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%d entries but %d values", ls.n, ls.vals.n)
+			}
+			if ls.vnulls > 0 {
+				valid, nulls = ls.vbits[:(ls.n+7)/8], ls.vnulls
+			}
+		} else if ls.def != nil && ls.rep == nil && i == 0 && len(ls.li.layers) == 1 {
 			// Flat column: every entry is a value slot; valid iff def 0.
 			if uint64(ls.n) != ls.vals.n {
 				return nil, formatErr(ErrMalformed, "field "+fld.Name, -1, "%d entries but %d values", ls.n, ls.vals.n)

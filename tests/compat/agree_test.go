@@ -240,7 +240,12 @@ func compareU64(a, b uint64) int {
 // readOurRows opens version v (0 = latest) with snapshot (flag checks
 // included) and scans its rows.
 func readOurRows(ctx context.Context, dir string, v uint64) (*ourRows, *pb.Manifest, error) {
-	s, err := snapshot.Open(ctx, dir, snapshot.Options{Ref: snapshot.Ref{Version: v}})
+	return readOurRowsAt(ctx, dir, snapshot.Ref{Version: v})
+}
+
+// readOurRowsAt is readOurRows of any ref (a branch's version, say).
+func readOurRowsAt(ctx context.Context, dir string, ref snapshot.Ref) (*ourRows, *pb.Manifest, error) {
+	s, err := snapshot.Open(ctx, dir, snapshot.Options{Ref: ref})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -253,7 +258,13 @@ func readOurRows(ctx context.Context, dir string, v uint64) (*ourRows, *pb.Manif
 			mf = bytes.NewReader(b)
 		}
 	}
-	rows, err := scanRows(ctx, s.Dataset.Store(), s.Manifest(), mf)
+	// A branch's own files lie under its root (tree/NAME); inherited ones
+	// are reached through base paths.
+	root, err := s.Dataset.BranchStore(s.Branch)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := scanRows(ctx, root, s.Manifest(), mf)
 	if errors.Is(err, errNotDecodable) {
 		return &ourRows{NotDecodable: err.Error()}, s.Manifest(), nil
 	}

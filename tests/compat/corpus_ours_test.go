@@ -15,7 +15,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -28,6 +30,7 @@ import (
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/inspect"
 	"github.com/lancekeeper/lancekeeper/manifest"
+	"github.com/lancekeeper/lancekeeper/manifest/pb"
 	"github.com/lancekeeper/lancekeeper/seedio"
 	"github.com/lancekeeper/lancekeeper/snapshot"
 	"github.com/lancekeeper/lancekeeper/tests/peerlance"
@@ -92,12 +95,12 @@ func TestCorpus_OurLibraryMatchesExpect(t *testing.T) {
 		t.Skipf("\n!!!!! LANCE CORPUS NOT FOUND (%v): our library was NOT checked against the corpus !!!!!", err)
 	}
 	p := peerlance.ServeForTest(t)
-	files := expectFiles(t, corpus)
-	if len(files) < 20 {
-		t.Fatalf("found only %d .expect.json files under %s", len(files), corpus)
+	expFiles := expectFiles(t, corpus)
+	if len(expFiles) < 20 {
+		t.Fatalf("found only %d .expect.json files under %s", len(expFiles), corpus)
 	}
-	var versions, rowVersions int
-	for _, rel := range files {
+	var versions, rowVersions, files, uncompared int
+	for _, rel := range expFiles {
 		t.Run(strings.TrimSuffix(rel, ".expect.json"), func(t *testing.T) {
 			record(t, catCorpus)
 			ctx := peerContext(t)
@@ -141,45 +144,132 @@ func TestCorpus_OurLibraryMatchesExpect(t *testing.T) {
 				}
 			}
 			corpusDataFiles(ctx, t, dir, exp.DataFiles)
-			// Rows, where every data file of a version is Lance 2.0.
+			// Rows of every version of main and of every branch, compared
+			// with Lance's; compared[base name] marks the data files whose
+			// rows were compared that way.
+			compared := map[string]bool{}
+			var lastFields []*pb.Field // schema of the last version compared
+			type branchVersion struct {
+				branch string
+				v      corpusVersion
+			}
+			var all []branchVersion
 			for _, v := range exp.Versions {
+				all = append(all, branchVersion{"", v})
+			}
+			for _, name := range slices.Sorted(maps.Keys(exp.Branches)) {
+				for _, v := range exp.Branches[name].Versions {
+					all = append(all, branchVersion{name, v})
+				}
+			}
+			// A branch's manifests name the dataset root by the absolute
+			// path the corpus was made at (base paths, flag 16): Lance and
+			// we read the branch's inherited fragments there, so the table
+			// is copied to that path for the branch's rows (when it is
+			// free; the copy is removed at the end).
+			branchDir := map[string]string{}
+			for name := range exp.Branches {
+				branchDir[name] = dir
+				_, m, err := readOurRowsAt(ctx, dir, snapshot.Ref{Branch: name})
+				if err == nil || m == nil {
+					continue
+				}
+				for _, bp := range m.GetBasePaths() {
+					stage := strings.TrimPrefix(bp.GetPath(), "file://")
+					if !bp.GetIsDatasetRoot() || !filepath.IsAbs(stage) || stage == dir {
+						continue
+					}
+					if err := os.MkdirAll(filepath.Dir(stage), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := peerlance.CopyDir(filepath.Join(corpus, exp.Dataset), stage); err != nil {
+						if !errors.Is(err, os.ErrExist) {
+							os.RemoveAll(stage)
+						}
+						t.Errorf("branch %s names its dataset root %s; a copy there failed, so its rows cannot be compared: %v", name, stage, err)
+						break
+					}
+					t.Cleanup(func() {
+						os.RemoveAll(stage)
+						for d := filepath.Dir(stage); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+							if os.Remove(d) != nil { // only empty parents
+								break
+							}
+						}
+					})
+					branchDir[name] = stage
+				}
+			}
+			for _, bv := range all {
+				v := bv.v
 				if v.RowCount == nil {
 					continue
 				}
-				ours, _, err := readOurRows(ctx, dir, v.Version)
+				vdir := dir
+				if bv.branch != "" {
+					vdir = branchDir[bv.branch]
+				}
+				ref := snapshot.Ref{Version: v.Version, Branch: bv.branch}
+				lopts := []peerlance.ReadOption{peerlance.AtVersion(v.Version)}
+				if bv.branch != "" {
+					lopts = append(lopts, peerlance.OnBranch(bv.branch))
+				}
+				ours, m, err := readOurRowsAt(ctx, vdir, ref)
 				if manifest.IsNotFound(err) {
 					// A data file is missing (0.29.0 stored none): Lance
 					// counts rows from the manifest but cannot read them
 					// either.
 					var le *peerlance.LanceError
-					if _, lerr := p.Rows(ctx, dir, peerlance.AtVersion(v.Version)); !errors.As(lerr, &le) || !strings.Contains(le.Message, "Not found") {
-						t.Errorf("version %d: we miss a data file (%v) but Lance's rows say %v", v.Version, err, lerr)
+					if _, lerr := p.Rows(ctx, vdir, lopts...); !errors.As(lerr, &le) || !strings.Contains(le.Message, "Not found") {
+						t.Errorf("%s: we miss a data file (%v) but Lance's rows say %v", ref, err, lerr)
 					}
 					continue
 				}
 				if err != nil {
-					t.Errorf("version %d: our read: %v", v.Version, err)
+					t.Errorf("%s: our read: %v", ref, err)
 					continue
 				}
 				if ours.NotDecodable != "" {
 					// Every data file Lance ever wrote in the corpus decodes
 					// (2.0, 2.1, 2.2, 2.3 and legacy v1; issue 12 item 1).
-					t.Errorf("version %d: not decodable by us: %s", v.Version, ours.NotDecodable)
+					t.Errorf("%s: not decodable by us: %s", ref, ours.NotDecodable)
 					continue
 				}
-				lr, _, err := lanceRowsCanonical(ctx, p, dir, peerlance.AtVersion(v.Version))
+				lr, _, err := lanceRowsCanonical(ctx, p, vdir, lopts...)
 				if err != nil {
-					t.Errorf("version %d: Lance rows: %v", v.Version, err)
+					t.Errorf("%s: Lance rows: %v", ref, err)
 					continue
 				}
 				if diff := diffRows("ours", ours, "Lance", lr); diff != "" {
-					t.Errorf("version %d rows:\n%s", v.Version, diff)
+					t.Errorf("%s rows:\n%s", ref, diff)
+					continue
+				}
+				lastFields = m.GetFields()
+				for _, fr := range m.GetFragments() {
+					for _, df := range fr.GetFiles() {
+						compared[path.Base(df.GetPath())] = true
+					}
 				}
 				rowVersions++
 			}
+			// Every data file of the corpus had its rows compared in some
+			// version (files no version references are decoded whole
+			// here, but Lance has no way to read them for comparison).
+			for _, e := range exp.DataFiles {
+				if !compared[path.Base(e.Path)] {
+					n, err := decodeWholeFile(ctx, filepath.Join(dir, e.Path), e.Format == "legacy", lastFields)
+					t.Logf("%s (%s): in no version whose rows were compared; decoded on its own: %d rows, %v", e.Path, e.Format, n, err)
+					if err != nil {
+						t.Errorf("%s (%s): %v", e.Path, e.Format, err)
+					}
+					uncompared++
+				}
+				files++
+			}
 		})
 	}
-	t.Logf("%d datasets, %d versions agree with their expect files; rows of %d versions (every data file version) equal Lance's", len(files), versions, rowVersions)
+	t.Logf("%d data files, %d of them in no version whose rows could be compared with Lance's", files, uncompared)
+	t.Logf("%d datasets, %d versions agree with their expect files; rows of %d versions (every data file version) equal Lance's", len(expFiles), versions, rowVersions)
 }
 
 // corpusVersions checks a branch's ("" = main) version list and every
@@ -301,4 +391,35 @@ func nonNilU32(s []uint32) []uint32 {
 		return []uint32{}
 	}
 	return s
+}
+
+// decodeWholeFile reads every row of every column of one data file with
+// our reader and returns the row count; a legacy v1 file is read with the
+// table schema fields (a legacy file has no schema of its own).
+func decodeWholeFile(ctx context.Context, p string, legacy bool, fields []*pb.Field) (int64, error) {
+	bucket, err := fileblob.OpenBucket(filepath.Dir(p), nil)
+	if err != nil {
+		return 0, err
+	}
+	defer bucket.Close()
+	opts := datafile.OpenOptions{}
+	if legacy {
+		if len(fields) == 0 {
+			return 0, errors.New("a legacy v1 file of a table without a readable schema")
+		}
+		opts.LegacyFields = fields
+		for _, f := range fields {
+			opts.LegacyFieldIDs = append(opts.LegacyFieldIDs, f.GetId())
+		}
+	}
+	f, err := datafile.Open(ctx, bucket, filepath.Base(p), opts)
+	if err != nil {
+		return 0, err
+	}
+	rec, err := f.ReadRows(ctx, datafile.ReadRequest{})
+	if err != nil {
+		return 0, err
+	}
+	defer rec.Release()
+	return rec.NumRows(), nil
 }

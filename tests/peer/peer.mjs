@@ -168,8 +168,10 @@ class Dataset {
   }
 
   async openAt(flags) {
-    const t = await this.open();
+    let t = await this.open();
     if (flags.version !== undefined && flags.tag !== undefined) throw new UsageError("give --version or --tag, not both");
+    // --branch NAME: the branch's table handle (its versions, not main's)
+    if (flags.branch !== undefined) t = await L("branchCheckout", async () => (await t.branches()).checkout(String(flags.branch)));
     if (flags.version !== undefined) await L("checkout", () => t.checkout(intArg(flags.version, "--version")));
     if (flags.tag !== undefined) await L("checkout", () => t.checkout(String(flags.tag)));
     return t;

@@ -26,6 +26,68 @@ type RandomTableOptions struct {
 	MaxRows int
 	// MaxColumns bounds the columns besides "id" (default 5).
 	MaxColumns int
+	// EncodingHints gives about two columns in three Lance's encoding
+	// field metadata (EncodingHintKeys): general compression zstd/lz4/none
+	// and its level, the RLE threshold, the dictionary divisor, byte stream
+	// split on/off and the structural encoding (miniblock/fullzip), so
+	// that the pages Lance writes on request are decoded too.
+	EncodingHints bool
+}
+
+// EncodingHintKeys are the Arrow field metadata keys Lance 12 reads to
+// choose a column's encodings (lance-encoding constants), which RandomTable
+// sets with EncodingHints.
+var EncodingHintKeys = []string{
+	"lance-encoding:compression", "lance-encoding:compression-level", "lance-encoding:rle-threshold",
+	"lance-encoding:dict-divisor", "lance-encoding:bss", "lance-encoding:structural-encoding",
+	"lance-encoding:packed",
+}
+
+// packable reports whether Lance 12 can store the struct packed (one
+// column of row-wise values): children of fixed width or utf8/binary only.
+func packable(st *arrow.StructType) bool {
+	for _, f := range st.Fields() {
+		switch f.Type.(type) {
+		case arrow.FixedWidthDataType:
+			if f.Type.ID() == arrow.BOOL || f.Type.ID() == arrow.NULL {
+				return false
+			}
+		case *arrow.StringType, *arrow.BinaryType:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// hints draws Lance encoding field metadata for a column (nil for none).
+func (g *tableGen) hints() map[string]string {
+	if g.rng.IntN(3) == 0 {
+		return nil
+	}
+	m := map[string]string{}
+	for len(m) == 0 {
+		if g.rng.IntN(2) == 0 {
+			c := pick(g.rng, []string{"zstd", "lz4", "none", "zstd"})
+			m["lance-encoding:compression"] = c
+			if c == "zstd" && g.rng.IntN(2) == 0 {
+				m["lance-encoding:compression-level"] = pick(g.rng, []string{"1", "3", "9", "19"})
+			}
+		}
+		if g.rng.IntN(3) == 0 {
+			m["lance-encoding:rle-threshold"] = pick(g.rng, []string{"0.9", "1.0", "0.1"})
+		}
+		if g.rng.IntN(3) == 0 {
+			m["lance-encoding:dict-divisor"] = pick(g.rng, []string{"1", "2", "100000"})
+		}
+		if g.rng.IntN(3) == 0 {
+			m["lance-encoding:bss"] = pick(g.rng, []string{"on", "off", "auto"})
+		}
+		if g.rng.IntN(4) == 0 {
+			m["lance-encoding:structural-encoding"] = pick(g.rng, []string{"miniblock", "fullzip"})
+		}
+	}
+	return m
 }
 
 // Value profiles of a generated column.
@@ -36,6 +98,7 @@ const (
 	profLowCard         // 3 distinct values, some nulls
 	profUnique          // all distinct, no nulls
 	profWide            // long strings / wide lists (full-zip pages)
+	profRuns            // runs of one value (RLE)
 	numProfiles
 )
 
@@ -71,7 +134,33 @@ func RandomTable(seed uint64, opts RandomTableOptions) arrow.RecordBatch {
 	for i := 0; i < nc; i++ {
 		prof := rng.IntN(numProfiles)
 		dt := tg.randType(0, prof, false)
-		fields = append(fields, arrow.Field{Name: fmt.Sprintf("c%d", i), Type: dt, Nullable: true})
+		f := arrow.Field{Name: fmt.Sprintf("c%d", i), Type: dt, Nullable: true}
+		if opts.EncodingHints {
+			h := tg.hints()
+			if st, ok := dt.(*arrow.StructType); ok && packable(st) && tg.rng.IntN(2) == 0 {
+				if h == nil {
+					h = map[string]string{}
+				}
+				h["lance-encoding:packed"] = "true"
+				// Lance 12 refuses nulls in a packed struct ("per-value
+				// compression not yet supported for block type Nullable")
+				prof = pick(tg.rng, []int{profUnique, profConstant})
+			}
+			if h != nil {
+				keys := make([]string, 0, len(h))
+				for _, k := range EncodingHintKeys {
+					if _, ok := h[k]; ok {
+						keys = append(keys, k)
+					}
+				}
+				vals := make([]string, len(keys))
+				for j, k := range keys {
+					vals[j] = h[k]
+				}
+				f.Metadata = arrow.NewMetadata(keys, vals)
+			}
+		}
+		fields = append(fields, f)
 		profiles = append(profiles, prof)
 	}
 	schema := arrow.NewSchema(fields, nil)
@@ -163,6 +252,18 @@ func (g *tableGen) randType(depth, prof int, underList bool) arrow.DataType {
 type colGen struct {
 	rng  *rand.Rand
 	prof int
+	// profRuns: rows left in the current run and its value's row
+	runLeft, runRow int
+}
+
+// runRow returns the row whose value the current row repeats (profRuns:
+// runs of 1..300 rows).
+func (g *colGen) runOf(row int) int {
+	if g.runLeft <= 0 {
+		g.runLeft, g.runRow = 1+g.rng.IntN(300), row
+	}
+	g.runLeft--
+	return g.runRow
 }
 
 func (g *colGen) null(depth int) bool {
@@ -180,6 +281,9 @@ func (g *colGen) null(depth int) bool {
 // ival draws an integer for the profile, within [lo, hi].
 func (g *colGen) ival(row int, lo, hi int64) int64 {
 	switch g.prof {
+	case profRuns:
+		r := uint64(g.runOf(row))*0x9e3779b97f4a7c15 + 1
+		return lo + int64(r%(uint64(hi-lo)+1))
 	case profConstant:
 		return max(lo, min(hi, 7))
 	case profLowCard:
@@ -207,6 +311,8 @@ func (g *colGen) str(row int) string {
 		return pick(g.rng, []string{"red", "green", "blue"})
 	case profUnique:
 		return fmt.Sprintf("value #%d", row)
+	case profRuns:
+		return fmt.Sprintf("run of value %d", g.runOf(row))
 	case profWide:
 		return strings.Repeat(pick(g.rng, sampleStrings()[1:]), 30+g.rng.IntN(40))
 	}

@@ -150,6 +150,11 @@ func AtTag(name string) ReadOption {
 	return func(a *[]string) { *a = append(*a, "--tag", name) }
 }
 
+// OnBranch reads branch name (with AtVersion: that version of the branch).
+func OnBranch(name string) ReadOption {
+	return func(a *[]string) { *a = append(*a, "--branch", name) }
+}
+
 // Brief makes Info skip the per-version walk and branches (only CheckedOut is filled).
 func Brief() ReadOption { return func(a *[]string) { *a = append(*a, "--brief") } }
 
