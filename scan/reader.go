@@ -92,6 +92,7 @@ func (r *reader) fill() {
 			fr, err := r.s.prepare(r.ctx, f)
 			if err == nil {
 				err = w.readFragment(fr)
+				fr.close()
 			}
 			if err != nil {
 				for _, rec := range w.pending {
