@@ -123,18 +123,18 @@ func (r *reader) readLate(fr *fragment, chunks [][]datafile.RowRange, lp *lateRe
 			frec.Release()
 			continue // no row passes: the other columns are not read
 		}
-		ranges := c
+		ranges, cut := c, false
 		if len(sub) <= maxLateRuns {
 			// keep only the selected rows of the filter columns
 			parts := make([]arrow.RecordBatch, len(runs))
 			for k, rn := range runs {
 				parts[k] = frec.NewSlice(rn.s, rn.e)
 			}
-			var cut arrow.RecordBatch
+			var part arrow.RecordBatch
 			if len(parts) == 1 {
-				cut = parts[0]
+				part = parts[0]
 			} else {
-				cut, err = concatRecords(parts, frec.Schema(), r.mem)
+				part, err = concatRecords(parts, frec.Schema(), r.mem)
 				for _, p := range parts {
 					p.Release()
 				}
@@ -144,7 +144,7 @@ func (r *reader) readLate(fr *fragment, chunks [][]datafile.RowRange, lp *lateRe
 				}
 			}
 			frec.Release()
-			frec, ranges = cut, sub
+			frec, ranges, cut = part, sub, true
 		}
 		orec, err := r.readColumns(fr, ranges, lp.rplan, lp.rmissing, lp.rnames)
 		if err != nil {
@@ -157,7 +157,13 @@ func (r *reader) readLate(fr *fragment, chunks [][]datafile.RowRange, lp *lateRe
 		if err != nil {
 			return fmt.Errorf("fragment %d: %w", fr.f.GetId(), err)
 		}
+		// the filter's answer is known: every row of a cut chunk passed
+		r.presel = sel
+		if cut {
+			r.presel = allTrue(int(rec.NumRows()))
+		}
 		err = r.emit(fr, rec, ranges, ids)
+		r.presel = nil
 		rec.Release()
 		if err != nil {
 			return err
@@ -234,4 +240,12 @@ func joinColumns(names []string, a, b arrow.RecordBatch) (arrow.RecordBatch, err
 		cols = append(cols, src.Column(idx[0]))
 	}
 	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, a.NumRows()), nil
+}
+
+func allTrue(n int) []bool {
+	b := make([]bool, n)
+	for i := range b {
+		b[i] = true
+	}
+	return b
 }

@@ -54,6 +54,9 @@ type reader struct {
 	emitted int64
 	err     error
 	done    bool
+	// presel, when set, is the filter's answer for the rows emit gets
+	// (late materialization evaluated it on the chunk's filter columns)
+	presel []bool
 }
 
 func (r *reader) Retain() { r.refs.Add(1) }
@@ -399,7 +402,11 @@ func (r *reader) emit(fr *fragment, rec arrow.RecordBatch, ranges []datafile.Row
 	for i := range sel {
 		sel[i] = fr.deleted == nil || !fr.deleted.Contains(uint32(offsets[i]))
 	}
-	if s.filter != nil {
+	if m := r.presel; m != nil {
+		for i := range sel {
+			sel[i] = sel[i] && m[i]
+		}
+	} else if s.filter != nil {
 		m, err := s.filter.Eval(rec)
 		if err != nil {
 			return fmt.Errorf("fragment %d: %w", fr.f.GetId(), err)

@@ -309,10 +309,13 @@ func (s *Scanner) openFile(ctx context.Context, df *pb.DataFile) (*datafile.File
 		// Legacy v1 files hold no schema: the manifest's (used only for them).
 		LegacyFields: s.m.GetFields(), LegacyFieldIDs: df.GetFields(), LegacyManifest: &manifestReader{ctx: ctx, st: s.st, key: s.snap.Path}})
 	if err == nil && f.Version() != datafile.V0_1 {
-		// The next file of the table most likely has the same layout: read
-		// its footer, offset tables, column metadata and schema (when the
-		// schema lies at the end, as writers put it) in one first request,
-		// and nothing before them (seeds are read by exact range).
+		// The next file of the table most likely has the same layout: its
+		// first request reads the offset tables and the footer, nothing
+		// before them. The schema, the seeds and the column metadata are
+		// each read by exact range when needed: a file its seed prunes
+		// never reads column metadata (with the writers' layout, seeds |
+		// schema | column metadata | tables | footer, one tail read
+		// holding the schema would hold the column metadata too).
 		start := int64(f.Footer().CMOStart)
 		if h := f.Size() - start; h > 0 && h <= maxTailHint {
 			s.tailHint.Store(max(h, datafile.FooterSize))
