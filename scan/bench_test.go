@@ -251,3 +251,51 @@ func zoneBytes(b *testing.B, dir string, zones map[uint64]bool) int64 {
 	}
 	return total
 }
+
+// BenchmarkScanCost is the `Ours` side of tests/bench's scanfilter/ts-*
+// workloads alone, with CPU time per scan (getrusage, load-independent
+// enough for A/B runs of two builds on a busy machine): scan.New and the
+// read of ts, u, v with the 0.1 % and 1 % predicates on ts. The table is
+// LANCEKEEPER_SCAN_BENCH_DIR (for example tests/bench's cached
+// scanfilter-10485760-seeded-zm.lance, with
+// LANCEKEEPER_SCAN_BENCH_ROWS=10485760), else BenchmarkScan's table.
+func BenchmarkScanCost(b *testing.B) {
+	n := benchRows()
+	dir := os.Getenv("LANCEKEEPER_SCAN_BENCH_DIR")
+	if dir == "" {
+		dir = benchTable(b, n)
+	}
+	ctx := context.Background()
+	total := int64(n) * 10
+	for _, sel := range []float64{0.001, 0.01} {
+		lo := int64(float64(total) * 0.4)
+		where := fmt.Sprintf("ts >= %d AND ts < %d", lo, lo+int64(float64(total)*sel))
+		b.Run(fmt.Sprintf("ts/%.1f%%", sel*100), func(b *testing.B) {
+			var bytes int64
+			cpu0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				d, err := snapshot.OpenDataset(ctx, dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s, err := New(ctx, d, Options{Columns: []string{"ts", "u", "v"}, Filter: where, BatchSize: 64 << 10})
+				if err != nil {
+					b.Fatal(err)
+				}
+				rd := s.Reader(ctx)
+				for rd.Next() {
+				}
+				if err := rd.Err(); err != nil {
+					b.Fatal(err)
+				}
+				_, bytes = s.BytesRead()
+				rd.Release()
+				s.Close()
+				d.Close()
+			}
+			b.ReportMetric(float64(bytes), "bytes_read/op")
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu_us/op")
+		})
+	}
+}
+

@@ -23,6 +23,10 @@ import (
 // touch most mini-block chunks anyway, and every run is a range to decode).
 const maxLateRuns = 8
 
+// minLateRows: with smaller batches the second read request per chunk
+// (and its per-page setup) costs more than the rows it saves.
+const minLateRows = 512
+
 // lateRead splits the read columns of one fragment into those the filter
 // needs and the others.
 type lateRead struct {
@@ -32,12 +36,13 @@ type lateRead struct {
 }
 
 // latePlan returns the split, or nil when late materialization does not
-// apply: no filter, no column outside the filter's, or a file whose reads
+// apply: no filter, batches under minLateRows, no column outside the
+// filter's, or a file whose reads
 // decode whole columns (2.0, legacy) so that fewer rows would not cost
 // less.
 func (r *reader) latePlan(fr *fragment, plan []fileRead, missing []string) *lateRead {
 	s := r.s
-	if s.filter == nil {
+	if s.filter == nil || s.opts.BatchSize < minLateRows {
 		return nil
 	}
 	for _, fc := range plan {
