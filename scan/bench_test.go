@@ -298,4 +298,3 @@ func BenchmarkScanCost(b *testing.B) {
 		})
 	}
 }
-
