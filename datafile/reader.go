@@ -138,6 +138,10 @@ type OpenOptions struct {
 	// prunes a file from its seeds alone then never reads its column
 	// metadata. Combine it with a small TailSize. Ignored for legacy files.
 	LazyColumns bool
+	// ReaderAt, when set, serves every read of the file instead of the
+	// bucket (which may then be nil): for example the *os.File of a
+	// local data file, read with one pread per range.
+	ReaderAt io.ReaderAt
 }
 
 // IOStats counts storage reads. It is safe for concurrent use.
@@ -165,6 +169,9 @@ func (s countingSource) readRange(ctx context.Context, off, n int64) ([]byte, er
 // zero OpenOptions are the defaults.
 func Open(ctx context.Context, bucket *blob.Bucket, path string, opts OpenOptions) (*File, error) {
 	size := opts.Size
+	if size <= 0 && opts.ReaderAt != nil {
+		return nil, fmt.Errorf("datafile: %s: OpenOptions.ReaderAt needs OpenOptions.Size", path)
+	}
 	if size <= 0 {
 		attrs, err := bucket.Attributes(ctx, path)
 		if err != nil {
@@ -173,6 +180,9 @@ func Open(ctx context.Context, bucket *blob.Bucket, path string, opts OpenOption
 		size = attrs.Size
 	}
 	var src source = bucketSource{bucket: bucket, path: path}
+	if opts.ReaderAt != nil {
+		src = readerAtSource{r: opts.ReaderAt}
+	}
 	if opts.Stats != nil {
 		src = countingSource{src: src, stats: opts.Stats}
 	}

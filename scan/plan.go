@@ -63,6 +63,7 @@ func (s *Scanner) Explain(ctx context.Context) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		fr.close()
 		p.Fragments = append(p.Fragments, fr.plan)
 		if fr.plan.Pruned {
 			p.FragmentsPruned++

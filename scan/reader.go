@@ -54,6 +54,9 @@ type reader struct {
 	emitted int64
 	err     error
 	done    bool
+	// presel, when set, is the filter's answer for the rows emit gets
+	// (late materialization evaluated it on the chunk's filter columns)
+	presel []bool
 }
 
 func (r *reader) Retain() { r.refs.Add(1) }
@@ -92,6 +95,7 @@ func (r *reader) fill() {
 			fr, err := r.s.prepare(r.ctx, f)
 			if err == nil {
 				err = w.readFragment(fr)
+				fr.close()
 			}
 			if err != nil {
 				for _, rec := range w.pending {
@@ -301,6 +305,9 @@ func (r *reader) readFragment(fr *fragment) error {
 		}
 		return nil
 	}
+	if lp := r.latePlan(fr, plan2(plan, func(fc *fileCols) (int, []int, []string) { return fc.fi, fc.fields, fc.names }), missing); lp != nil {
+		return r.readLate(fr, chunks, lp, ids)
+	}
 	for _, c := range chunks {
 		if err := r.ctx.Err(); err != nil {
 			return err
@@ -347,6 +354,12 @@ func mergeRanges(rs []datafile.RowRange) []datafile.RowRange {
 // readChunk reads the read columns for the row ranges into one record
 // whose columns are named by their top-level names.
 func (r *reader) readChunk(fr *fragment, ranges []datafile.RowRange, plan []fileRead, missing []string) (arrow.RecordBatch, error) {
+	return r.readColumns(fr, ranges, plan, missing, r.s.read)
+}
+
+// readColumns is readChunk for the columns names (a subset of the read
+// columns, which plan and missing cover), in that order.
+func (r *reader) readColumns(fr *fragment, ranges []datafile.RowRange, plan []fileRead, missing []string, names []string) (arrow.RecordBatch, error) {
 	s := r.s
 	var rows int64
 	for _, rg := range ranges {
@@ -391,9 +404,9 @@ func (r *reader) readChunk(fr *fragment, ranges []datafile.RowRange, plan []file
 		f, _ := s.table.FieldsByName(name)
 		cols[name] = array.MakeArrayOfNull(r.mem, f[0].Type, int(rows))
 	}
-	fields := make([]arrow.Field, len(s.read))
-	arrs := make([]arrow.Array, len(s.read))
-	for i, name := range s.read {
+	fields := make([]arrow.Field, len(names))
+	arrs := make([]arrow.Array, len(names))
+	for i, name := range names {
 		f, _ := s.table.FieldsByName(name)
 		fields[i] = f[0]
 		a := cols[name]
@@ -420,7 +433,11 @@ func (r *reader) emit(fr *fragment, rec arrow.RecordBatch, ranges []datafile.Row
 	for i := range sel {
 		sel[i] = fr.deleted == nil || !fr.deleted.Contains(uint32(offsets[i]))
 	}
-	if s.filter != nil {
+	if m := r.presel; m != nil {
+		for i := range sel {
+			sel[i] = sel[i] && m[i]
+		}
+	} else if s.filter != nil {
 		m, err := s.filter.EvalLive(rec, sel)
 		if err != nil {
 			return fmt.Errorf("fragment %d: %w", fr.f.GetId(), err)

@@ -266,40 +266,77 @@ type fragment struct {
 	kept     []filter.Range
 	plan     FragmentPlan
 	files    map[int]*datafile.File // by data-file index, opened lazily
+	closers  []io.Closer            // what the files read through
 }
 
-func (s *Scanner) openFile(ctx context.Context, df *pb.DataFile) (*datafile.File, error) {
+// close releases what the fragment's opened files hold (their local
+// descriptors); the files are not read afterwards.
+func (fr *fragment) close() {
+	for _, c := range fr.closers {
+		c.Close()
+	}
+	fr.closers = nil
+}
+
+func (s *Scanner) openFile(ctx context.Context, df *pb.DataFile) (*datafile.File, io.Closer, error) {
 	loc, err := s.res.DataFile(df)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := s.bases.Store(ctx, loc.Base)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	size := int64(df.GetFileSizeBytes())
+	// A local data file is read with pread on one descriptor; when it
+	// cannot be opened so, the bucket's read reports the error.
+	var ra io.ReaderAt
+	osf, oerr := st.OpenLocalFile(loc.Path)
+	if oerr == nil && osf != nil {
+		if size <= 0 {
+			if fi, err := osf.Stat(); err == nil {
+				size = fi.Size()
+			}
+		}
+		if size > 0 {
+			ra = osf
+		} else {
+			osf.Close()
+			osf = nil
+		}
 	}
 	tail := int(s.tailHint.Load())
 	if tail <= 0 {
 		tail = openTailSize
 	}
-	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{Size: int64(df.GetFileSizeBytes()), Stats: &s.stats, TailSize: tail,
+	f, err := datafile.Open(ctx, st.Bucket(), st.KeyPrefix()+loc.Path, datafile.OpenOptions{Size: size, ReaderAt: ra, Stats: &s.stats, TailSize: tail,
 		// Column metadata only for the columns a read needs, when it needs them.
 		LazyColumns: true,
 		// Legacy v1 files hold no schema: the manifest's (used only for them).
 		LegacyFields: s.m.GetFields(), LegacyFieldIDs: df.GetFields(), LegacyManifest: &manifestReader{ctx: ctx, st: s.st, key: s.snap.Path}})
 	if err == nil && f.Version() != datafile.V0_1 {
-		// The next file of the table most likely has the same layout: read
-		// its footer, offset tables, column metadata and schema (when the
-		// schema lies at the end, as writers put it) in one first request,
-		// and nothing before them (seeds are read by exact range).
-		start := int64(f.Footer().ColumnMetaStart)
-		if gb := f.GlobalBuffers(); len(gb) > 0 && int64(gb[0].Pos) < start && f.Size()-int64(gb[0].Pos) <= maxTailHint {
-			start = int64(gb[0].Pos)
-		}
+		// The next file of the table most likely has the same layout: its
+		// first request reads the offset tables and the footer, nothing
+		// before them. The schema, the seeds and the column metadata are
+		// each read by exact range when needed: a file its seed prunes
+		// never reads column metadata (with the writers' layout, seeds |
+		// schema | column metadata | tables | footer, one tail read
+		// holding the schema would hold the column metadata too).
+		start := int64(f.Footer().CMOStart)
 		if h := f.Size() - start; h > 0 && h <= maxTailHint {
 			s.tailHint.Store(max(h, datafile.FooterSize))
 		}
 	}
-	return f, err
+	if err != nil {
+		if osf != nil {
+			osf.Close()
+		}
+		return nil, nil, err
+	}
+	if osf == nil {
+		return f, nil, nil
+	}
+	return f, osf, nil
 }
 
 // openTailSize is the first read of the first data file's tail (later
@@ -389,18 +426,28 @@ func subtrees(m *pb.Manifest) map[int32]map[int32]bool {
 // ranges pruning keeps.
 func (s *Scanner) prepare(ctx context.Context, f *pb.DataFragment) (*fragment, error) {
 	fr := &fragment{f: f, files: map[int]*datafile.File{}, physRows: f.GetPhysicalRows()}
+	if err := s.plan(ctx, fr); err != nil {
+		fr.close()
+		return nil, err
+	}
+	return fr, nil
+}
+
+// plan fills fr's plan and kept ranges (prepare).
+func (s *Scanner) plan(ctx context.Context, fr *fragment) error {
+	f := fr.f
 	fr.plan = FragmentPlan{ID: f.GetId()}
 	if fr.physRows == 0 && len(f.GetFiles()) > 0 {
 		df, err := s.file(ctx, fr, 0)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		fr.physRows = df.NumRows()
 	}
 	fr.plan.Rows = fr.physRows
 	var err error
 	if fr.deleted, err = s.deletions(ctx, f); err != nil {
-		return nil, fmt.Errorf("fragment %d: deletion file: %w", f.GetId(), err)
+		return fmt.Errorf("fragment %d: deletion file: %w", f.GetId(), err)
 	}
 	if fr.deleted != nil {
 		fr.plan.DeletedRows = fr.deleted.GetCardinality()
@@ -417,7 +464,7 @@ func (s *Scanner) prepare(ctx context.Context, f *pb.DataFragment) (*fragment, e
 	}
 	if s.filter != nil && !s.opts.NoPrune && fr.physRows > 0 {
 		if err := s.prune(ctx, fr); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, r := range fr.kept {
@@ -427,7 +474,7 @@ func (s *Scanner) prepare(ctx context.Context, f *pb.DataFragment) (*fragment, e
 		fr.plan.BytesToRead = int64(float64(fr.plan.BytesFull) * float64(fr.plan.RowsKept) / float64(fr.physRows))
 	}
 	fr.plan.Pruned = len(fr.kept) == 0 && fr.physRows > 0
-	return fr, nil
+	return nil
 }
 
 func (s *Scanner) needsFile(f *pb.DataFragment, i int) bool {
@@ -443,11 +490,14 @@ func (s *Scanner) file(ctx context.Context, fr *fragment, i int) (*datafile.File
 	if df, ok := fr.files[i]; ok {
 		return df, nil
 	}
-	df, err := s.openFile(ctx, fr.f.GetFiles()[i])
+	df, c, err := s.openFile(ctx, fr.f.GetFiles()[i])
 	if err != nil {
 		return nil, fmt.Errorf("fragment %d: %w", fr.f.GetId(), err)
 	}
 	fr.files[i] = df
+	if c != nil {
+		fr.closers = append(fr.closers, c)
+	}
 	return df, nil
 }
 
@@ -496,10 +546,18 @@ func (s *Scanner) prune(ctx context.Context, fr *fragment) error {
 		fr.kept = s.filter.KeepRangesAsLance12Index(fr.physRows, func(i int) ([]filter.Range, bool) { return known[i], ok[i] })
 		return nil
 	}
-	// the seeds each data file must provide
+	// the seeds each data file must provide: none for a term an index
+	// segment answered (the zones it keeps are the seed's, or looser only
+	// where the index is; pruning stays sound, and the fragment's seeds
+	// are not read)
+	byIndex := slices.Clone(ok)
 	want := map[int][]string{}
 	fileOf := make([]int, len(terms))
 	for i, t := range terms {
+		if byIndex[i] {
+			fileOf[i] = -1
+			continue
+		}
 		top := strings.Split(t.Column, ".")[0]
 		fileOf[i] = s.fileFor(fr.f, s.topIDs[top])
 		if fileOf[i] >= 0 && !slices.Contains(want[fileOf[i]], t.Column) {
