@@ -1029,7 +1029,13 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		// at least 4 offset bytes per value and, FSST codes expanding to
 		// at most 8 bytes, an eighth of the value bytes: a dictionary page
 		// below that bound wins without encoding them.
-		d, denc, dcs := l.dictionary21(b, eo)
+		d, denc, dcs, err := l.dictionary21(b, l.slotNulls(e0, e1, n), eo)
+		if l.dict && d == nil {
+			if err == nil {
+				err = fmt.Errorf("no dictionary page")
+			}
+			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+		}
 		if d != nil && (l.dict || d.size(dcs) < 4*n+len(b.Data)/8) {
 			dict, enc, cs = d, denc, dcs
 		} else {
@@ -1047,7 +1053,7 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		}
 	} else if l.dict {
 		// An Arrow dictionary of fixed-width values (writer21_dict.go).
-		d, denc, dcs, err := dictionaryFixed21(b, l.dictKey, eo)
+		d, denc, dcs, err := dictionaryFixed21(b, l.slotNulls(e0, e1, n), l.dictKey, l.dictSigned, eo)
 		if err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
 		}
@@ -1082,6 +1088,26 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 	return chunks, vals, enc, dict, nil
 }
 
+// slotNulls reports, for the n slots of entries [e0, e1), which are null
+// items (nil when none is).
+func (l *leaf21) slotNulls(e0, e1, n int) []bool {
+	var nulls []bool
+	s := 0
+	for _, c := range l.code[e0:e1] {
+		if !l.visible(c) {
+			continue
+		}
+		if c != 0 && s < n {
+			if nulls == nil {
+				nulls = make([]bool, n)
+			}
+			nulls[s] = true
+		}
+		s++
+	}
+	return nulls
+}
+
 // dict21 is the dictionary of a dictionary page.
 type dict21 struct {
 	enc   *pb21.CompressiveEncoding
@@ -1105,7 +1131,7 @@ const maxDictItems = 1 << 16
 // few and repeated (Lance 12 does so for ≥ 100 values with few distinct
 // ones, spec 2.1 §4.5): u32 indices compressed by the mini-block encoder
 // (bit-packing), the distinct values as the codec's dictionary block.
-func (l *leaf21) dictionary21(b codec.Block, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk) {
+func (l *leaf21) dictionary21(b codec.Block, nulls []bool, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk, error) {
 	n := int(b.Num)
 	limit := min(maxDictItems, n/4)
 	if l.dict {
@@ -1113,7 +1139,7 @@ func (l *leaf21) dictionary21(b codec.Block, eo codec.EncodeOptions) (*dict21, *
 		// its size and cardinality (Lance 12 refuses it otherwise).
 		limit = n
 	} else if n < 100 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	ids := make(map[string]uint32)
 	idx := make([]byte, 0, 4*n)
@@ -1127,11 +1153,16 @@ func (l *leaf21) dictionary21(b codec.Block, eo codec.EncodeOptions) (*dict21, *
 	}
 	put(0)
 	for i := 0; i < n; i++ {
+		if nulls != nil && nulls[i] {
+			// A null slot indexes item 0 (the def levels carry the null).
+			idx = binary.LittleEndian.AppendUint32(idx, 0)
+			continue
+		}
 		v := b.Data[b.Offset(uint64(i)):b.Offset(uint64(i+1))]
 		id, ok := ids[string(v)]
 		if !ok {
 			if len(ids) >= limit {
-				return nil, nil, nil
+				return nil, nil, nil, nil
 			}
 			id = uint32(len(ids))
 			ids[string(v)] = id
@@ -1140,24 +1171,28 @@ func (l *leaf21) dictionary21(b codec.Block, eo codec.EncodeOptions) (*dict21, *
 		}
 		idx = binary.LittleEndian.AppendUint32(idx, id)
 	}
+	if len(ids) == 0 {
+		ids[""] = 0 // every slot null: one empty item
+		put(0)
+	}
 	db := codec.Block{Kind: codec.Variable, Num: uint64(len(ids)), OffsetBits: b.OffsetBits, Offsets: offs, Data: data}
 	denc, dbuf, err := codec.EncodeDictionary(db, eo)
 	if err != nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	ib := 32
 	if l.dict {
 		// An Arrow dictionary's indices have its key type's width.
-		if idx, err = narrowIndices(idx, len(ids), l.dictKey); err != nil {
-			return nil, nil, nil
+		if idx, err = narrowIndices(idx, len(ids), l.dictKey, l.dictSigned); err != nil {
+			return nil, nil, nil, err
 		}
 		ib = l.dictKey
 	}
 	ienc, cs, err := codec.EncodeMiniBlock(codec.Block{Kind: codec.Fixed, Num: uint64(n), Bits: uint64(ib), Data: idx}, eo)
 	if err != nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	return &dict21{enc: denc, buf: dbuf, items: uint64(len(ids))}, ienc, cs
+	return &dict21{enc: denc, buf: dbuf, items: uint64(len(ids))}, ienc, cs, nil
 }
 
 // compressLevels compresses the raw u16 levels of each chunk of a page with
