@@ -532,10 +532,10 @@ func (l *leaf21) varBytes(s0, s1 int) int {
 }
 
 // layers21 computes the page's layers and the def value of each absent
-// code (spec 2.1 §3.2). Layers follow the schema so that every page of a
-// column has the same ones: a nullable field gives a NULLABLE layer, every
-// list layer may be empty; a page holding a null a non-nullable field
-// should not have (Arrow allows it physically) widens its layer.
+// code (spec 2.1 §3.2) from the page's data, as Lance 12 does: a layer is
+// NULLABLE / EMPTYABLE only when the page holds a null / an empty list
+// there (a nullable column without nulls in a page gets ALL_VALID and no
+// def levels), so pages of one column may differ (readers widen).
 func (l *leaf21) layers21(codes []uint16) ([]pb21.RepDefLayer, []uint16, int) {
 	depth := len(l.path)
 	hasNull := make([]bool, depth)
@@ -549,11 +549,6 @@ func (l *leaf21) layers21(codes []uint16) ([]pb21.RepDefLayer, []uint16, int) {
 				hasEmpty[L] = true
 			}
 		}
-	}
-	for L := range depth {
-		n := l.path[depth-1-L]
-		hasNull[L] = hasNull[L] || n.nullable
-		hasEmpty[L] = hasEmpty[L] || n.list
 	}
 	layers := make([]pb21.RepDefLayer, depth)
 	defOf := make([]uint16, 2*depth+1)
@@ -658,6 +653,9 @@ func (w *Writer) encodePage21(l *leaf21, e0, e1, s0, s1, rows int) (encodedPage,
 			}
 		}
 		layout.Layout = &pb21.PageLayout_ConstantLayout{ConstantLayout: cl}
+	} else if cl := w.constant22(l, e0, e1, s0, s1, layers, maxDef > 0, defs); cl != nil {
+		layout.Layout = &pb21.PageLayout_ConstantLayout{ConstantLayout: cl.layout}
+		bufs = cl.bufs
 	} else if l.wantsFullZip(s0, s1) {
 		var err error
 		if bufs, layout, err = w.fullZip21(l, e0, e1, s0, s1, rows, layers, rep, defOf); err != nil {
@@ -1063,6 +1061,22 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		if enc, cs, err = codec.EncodeMiniBlock(b, eo); err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
 		}
+		if w.version >= V2_2 && l.kind == lkFixed21 && l.width >= 64 && l.width%8 == 0 && fewDistinct(b.Data, l.width/8, n) {
+			// Lance 12 (2.2+) dictionary-encodes a page of ≥ 100 values of
+			// ≥ 64 bits when its estimate (16 bytes per distinct value + 4
+			// per index) is below 0.8 of the plain size: u32 indices
+			// (bit-packed), the distinct values `general[lz4](flat)`. Kept
+			// only when smaller than the plain/bit-packed form.
+			if d, denc, dcs, err := dictionaryFixed21(b, l.slotNulls(e0, e1, n), 32, true, eo); err == nil {
+				size := 0
+				for _, c := range cs {
+					size += len(c.Buffers[0])
+				}
+				if d.size(dcs) < size {
+					dict, enc, cs = d, denc, dcs
+				}
+			}
+		}
 	}
 	if l.nlists > 0 {
 		if dict == nil {
@@ -1270,4 +1284,140 @@ func encodeColumnMetadata21(pages []Page, layouts [][]byte) []byte {
 		b = pbAppendBytesField(b, 2, pb)
 	}
 	return b
+}
+
+// constPage is a constant page: its layout and buffers.
+type constPage struct {
+	layout *pb21.ConstantLayout
+	bufs   [][]byte
+}
+
+// constant22 returns the constant layout (spec 2.1 §6.2, 2.2+) of a page
+// without lists whose valid values are all equal, as Lance 12 writes it:
+// fixed-width values of ≤ 32 bytes and booleans inline (one value's
+// little-endian bytes), strings/binaries as a scalar value buffer (u32
+// buffer count 2, the two lengths, offsets [0, len], the bytes); with
+// nulls, a rep buffer (empty) and the def levels as raw u16 (flat(16)).
+// nil when the page is not constant or the form does not apply (2.1,
+// lists, Arrow dictionaries, fixed_size_list, NoCompression).
+func (w *Writer) constant22(l *leaf21, e0, e1, s0, s1 int, layers []pb21.RepDefLayer, hasDef bool, defs func(lo, hi int) []byte) *constPage {
+	if w.version < V2_2 || w.noCompression || l.nlists > 0 || l.dict || s1-s0 < 2 {
+		return nil
+	}
+	codes := l.code[e0:e1]
+	first := -1
+	same := func(a, b int) bool {
+		switch l.kind {
+		case lkFixed21:
+			bw := l.width / 8
+			return string(l.vals[a*bw:(a+1)*bw]) == string(l.vals[b*bw:(b+1)*bw])
+		case lkBool21:
+			return bitutil.BitIsSet(l.vals, a) == bitutil.BitIsSet(l.vals, b)
+		case lkVar21:
+			return string(l.varValue(a)) == string(l.varValue(b))
+		}
+		return false
+	}
+	switch l.kind {
+	case lkFixed21:
+		if l.width%8 != 0 || l.width/8 > 32 {
+			return nil
+		}
+	case lkBool21, lkVar21:
+	default:
+		return nil
+	}
+	for k, c := range codes {
+		if c != 0 {
+			continue
+		}
+		if first < 0 {
+			first = s0 + k
+		} else if !same(first, s0+k) {
+			return nil
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	cl := &pb21.ConstantLayout{Layers: layers}
+	var bufs [][]byte
+	switch l.kind {
+	case lkFixed21:
+		bw := l.width / 8
+		cl.InlineValue = append([]byte{}, l.vals[first*bw:(first+1)*bw]...)
+	case lkBool21:
+		cl.InlineValue = []byte{0}
+		if bitutil.BitIsSet(l.vals, first) {
+			cl.InlineValue[0] = 1
+		}
+	case lkVar21:
+		v := l.varValue(first)
+		ow := 4
+		if l.off64 {
+			ow = 8
+		}
+		b := binary.LittleEndian.AppendUint32(nil, 2)
+		b = binary.LittleEndian.AppendUint32(b, uint32(2*ow))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
+		if ow == 4 {
+			b = binary.LittleEndian.AppendUint32(b, 0)
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
+		} else {
+			b = binary.LittleEndian.AppendUint64(b, 0)
+			b = binary.LittleEndian.AppendUint64(b, uint64(len(v)))
+		}
+		bufs = append(bufs, append(b, v...))
+	}
+	if hasDef {
+		bufs = append(bufs, nil, defs(0, len(codes)))
+		cl.DefCompression, cl.NumDefValues = flat21(16), uint64(len(codes))
+	}
+	return &constPage{layout: cl, bufs: bufs}
+}
+
+// varValue returns the bytes of variable-width slot s.
+func (l *leaf21) varValue(s int) []byte {
+	start := uint64(0)
+	if s > 0 {
+		start = l.ends[s-1]
+	}
+	return l.data[start:l.ends[s]]
+}
+
+// fewDistinct reports whether n values of w bytes pass Lance 12's
+// dictionary rule for fixed-width pages (n ≥ 100 and 16·distinct + 4·n <
+// 0.8·w·n). A strided sample of 1024 values rules most high-cardinality
+// pages out before the exact count, which stops as soon as the rule fails.
+func fewDistinct(data []byte, w, n int) bool {
+	if n < 100 || len(data) < n*w {
+		return false
+	}
+	limit := (8*w*n/10 - 4*n) / 16 // largest distinct count that passes, +1
+	if limit <= 0 {
+		return false
+	}
+	if n > 4096 {
+		// A sample of m values from c distinct ones repeats about
+		// m²/(2c) times: far fewer repeats than at c = limit means far
+		// more distinct values (unique ids, random floats).
+		step := n / 1024
+		seen := make(map[string]struct{}, 1024)
+		m := 0
+		for i := 0; i < n; i += step {
+			seen[string(data[i*w:(i+1)*w])] = struct{}{}
+			m++
+		}
+		if repeats := m - len(seen); float64(repeats) < float64(m)*float64(m)/float64(4*limit) {
+			return false
+		}
+	}
+	seen := make(map[string]struct{}, 256)
+	for i := 0; i < n; i++ {
+		seen[string(data[i*w:(i+1)*w])] = struct{}{}
+		if len(seen) >= limit {
+			return false
+		}
+	}
+	return true
 }
