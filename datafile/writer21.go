@@ -31,6 +31,10 @@ const (
 	// listChunkBudget is the target bytes of one list page (= one chunk,
 	// rows never span chunks: W9).
 	listChunkBudget21 = 28 << 10
+	// maxListLevels21 bounds the levels of a 2.1 list page whose values are
+	// chunked by the codec (rows may span chunks): a chunk then holds at
+	// most this many levels, 24 KiB of flat rep+def levels.
+	maxListLevels21 = 6000
 	listChunkBudget22 = 256 << 10
 )
 
@@ -461,9 +465,17 @@ func (w *Writer) flushLeaf(l *leaf21) ([]encodedPage, error) {
 			return nil, err
 		}
 	} else {
-		budget := listChunkBudget22
+		budget, maxLevels := listChunkBudget22, maxChunkLevels
 		if w.version == V2_1 {
-			budget = listChunkBudget21
+			if w.noCompression || l.dict || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
+				// One chunk per page: the page must fit a 2.1 chunk.
+				budget = listChunkBudget21
+			} else {
+				// Values in chunks of ≤ ~4 KiB (compressedChunks21); a
+				// chunk's levels (≤ 2 × 2 bytes each, flat) must leave
+				// it within 32 KiB.
+				maxLevels = maxListLevels21
+			}
 		}
 		rows := len(l.rowStart)
 		e0, s0, r0 := 0, 0, 0
@@ -481,7 +493,7 @@ func (w *Writer) flushLeaf(l *leaf21) ([]encodedPage, error) {
 					rowSlots++
 				}
 			}
-			if r > r0 && (rEnd-e0 > maxChunkLevels || l.slotBytes(s0, slots+rowSlots)+4*(rEnd-e0) > budget) {
+			if r > r0 && (rEnd-e0 > maxLevels || l.slotBytes(s0, slots+rowSlots)+4*(rEnd-e0) > budget) {
 				if err := add(e0, e, s0, slots, r-r0); err != nil {
 					return nil, err
 				}
@@ -656,7 +668,7 @@ func (w *Writer) encodePage21(l *leaf21, e0, e1, s0, s1, rows int) (encodedPage,
 	} else if cl := w.constant22(l, e0, e1, s0, s1, layers, maxDef > 0, defs); cl != nil {
 		layout.Layout = &pb21.PageLayout_ConstantLayout{ConstantLayout: cl.layout}
 		bufs = cl.bufs
-	} else if l.wantsFullZip(s0, s1) {
+	} else if l.wantsFullZip(s0, s1) && !(!w.noCompression && l.dictFirst(s0, s1)) {
 		var err error
 		if bufs, layout, err = w.fullZip21(l, e0, e1, s0, s1, rows, layers, rep, defOf); err != nil {
 			return encodedPage{}, err
@@ -923,14 +935,27 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 			words = binary.LittleEndian.AppendUint16(words, uint16(word))
 		}
 		if rep != nil {
-			ends := 0
-			for _, r := range rep[c.e0-e0 : c.e1-e0] {
+			// [ends, partial] (§4.6): row starts after the chunk's first
+			// level, plus the last row when it ends in the chunk; else
+			// partial = the levels of that row held here.
+			cr := rep[c.e0-e0 : c.e1-e0]
+			ends, lastStart := 0, 0
+			for k, r := range cr {
 				if int(r) == l.nlists {
-					ends++
+					lastStart = k
+					if k > 0 {
+						ends++
+					}
 				}
 			}
+			partial := 0
+			if ci < len(chunks)-1 && int(rep[c.e1-e0]) != l.nlists {
+				partial = len(cr) - lastStart
+			} else {
+				ends++
+			}
 			repIdx = binary.LittleEndian.AppendUint64(repIdx, uint64(ends))
-			repIdx = binary.LittleEndian.AppendUint64(repIdx, 0)
+			repIdx = binary.LittleEndian.AppendUint64(repIdx, uint64(partial))
 		}
 	}
 	numBuffers := len(l.valueBuffers21(s0, s0, fslValidity))
@@ -973,7 +998,7 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [][][]byte, *pb21.CompressiveEncoding, *dict21, error) {
 	// An Arrow dictionary column needs dictionary pages even without
 	// compression (Lance 12 reads it from nothing else).
-	if (l.nlists > 0 && !l.dict) || (w.noCompression && !l.dict) || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
+	if (w.noCompression && !l.dict) || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
 		return nil, nil, nil, nil, nil
 	}
 	n := s1 - s0
@@ -1013,7 +1038,7 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		b = codec.Block{Kind: codec.Variable, Num: uint64(n), OffsetBits: ob, Offsets: offs, Data: l.data[start:end]}
 	}
 	eo := codec.EncodeOptions{Minor: int(w.version.Minor())}
-	if l.nlists > 0 {
+	if l.nlists > 0 && l.dict {
 		// A dictionary under a list: the page is one chunk of flat indices
 		// (writer21_dict.go, oneListChunk).
 		eo.NoBitpacking, eo.NoRLE, eo.NoFSST = true, true, true
@@ -1078,7 +1103,7 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 			}
 		}
 	}
-	if l.nlists > 0 {
+	if l.nlists > 0 && l.dict {
 		if dict == nil {
 			return nil, nil, nil, nil, fmt.Errorf("datafile: column %q: no dictionary page under a list", l.name)
 		}
@@ -1098,6 +1123,25 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 	}
 	if at != n {
 		return nil, nil, nil, nil, fmt.Errorf("datafile: column %q: the encoder chunked %d of %d values", l.name, at, n)
+	}
+	if l.nlists > 0 {
+		// With lists a chunk's levels run from the end of the previous
+		// chunk to the entry of its last value (§4.3); the last chunk
+		// takes the rest, so rows may span chunks (the repetition index
+		// records the partial row, miniBlock21).
+		e, s := e0, s0
+		for i := range chunks {
+			c := &chunks[i]
+			c.e0 = e
+			for s < c.s1 {
+				if l.visible(l.code[e]) {
+					s++
+				}
+				e++
+			}
+			c.e1 = e
+		}
+		chunks[len(chunks)-1].e1 = e1
 	}
 	return chunks, vals, enc, dict, nil
 }
@@ -1142,17 +1186,18 @@ func (d *dict21) size(cs []codec.Chunk) int {
 const maxDictItems = 1 << 16
 
 // dictionary21 dictionary-encodes a string/binary page when its values are
-// few and repeated (Lance 12 does so for ≥ 100 values with few distinct
-// ones, spec 2.1 §4.5): u32 indices compressed by the mini-block encoder
-// (bit-packing), the distinct values as the codec's dictionary block.
+// few and repeated (Lance 12's rule, varDictLimit; spec 2.1 §4.5): u32
+// indices compressed by the mini-block encoder (bit-packing), the distinct
+// values as the codec's dictionary block. The caller keeps it only when
+// smaller than the variable/FSST form.
 func (l *leaf21) dictionary21(b codec.Block, nulls []bool, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk, error) {
 	n := int(b.Num)
-	limit := min(maxDictItems, n/4)
+	var limit int
 	if l.dict {
 		// An Arrow dictionary column always gets a dictionary page, whatever
 		// its size and cardinality (Lance 12 refuses it otherwise).
 		limit = n
-	} else if n < 100 {
+	} else if limit = varDictLimit(b); limit <= 0 {
 		return nil, nil, nil, nil
 	}
 	ids := make(map[string]uint32)
@@ -1212,9 +1257,10 @@ func (l *leaf21) dictionary21(b codec.Block, nulls []bool, eo codec.EncodeOption
 // compressLevels compresses the raw u16 levels of each chunk of a page with
 // one encoding for the page (MiniBlockLayout has one rep and one def
 // compression): inline bit-packing when every chunk has at most 1024
-// levels (Lance's block use, spec 2.1 §7.3), an RLE block frame in 2.2+
-// when the codec finds it smaller for every chunk (§7.6), else flat(16) —
-// whichever is smallest.
+// levels (Lance's block use, spec 2.1 §7.3), out-of-line bit-packing at the
+// page's widest level (§7.4, what Lance 12 writes for levels), an RLE
+// block frame in 2.2+ when the codec finds it smaller for every chunk
+// (§7.6), else flat(16) — whichever is smallest.
 func (w *Writer) compressLevels(raw [][]byte) (*pb21.CompressiveEncoding, [][]byte) {
 	if len(raw) == 0 || w.noCompression {
 		return flat21(16), raw
@@ -1237,6 +1283,30 @@ func (w *Writer) compressLevels(raw [][]byte) (*pb21.CompressiveEncoding, [][]by
 		if size < bestSize {
 			bestEnc, best, bestSize = &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_InlineBitpacking{
 				InlineBitpacking: &pb21.InlineBitpacking{UncompressedBitsPerValue: 16}}}, out, size
+		}
+	}
+	// Out-of-line bit-packing at the page's widest level (Lance 12's
+	// choice for levels, §7.4), when some level is non-zero.
+	var or uint16
+	for _, r := range raw {
+		for k := 0; k+1 < len(r); k += 2 {
+			or |= binary.LittleEndian.Uint16(r[k:])
+		}
+	}
+	if wd := uint(bits.Len16(or)); wd > 0 {
+		out := make([][]byte, len(raw))
+		size := 0
+		lv := make([]uint16, 0, 1024)
+		for i, r := range raw {
+			lv = lv[:0]
+			for k := 0; k+1 < len(r); k += 2 {
+				lv = append(lv, binary.LittleEndian.Uint16(r[k:]))
+			}
+			out[i] = codec.AppendOutOfLine16(nil, lv, wd)
+			size += len(out[i])
+		}
+		if size < bestSize {
+			bestEnc, best, bestSize = codec.OutOfLine16Encoding(wd), out, size
 		}
 	}
 	if w.version >= V2_2 {
@@ -1415,6 +1485,84 @@ func fewDistinct(data []byte, w, n int) bool {
 	seen := make(map[string]struct{}, 256)
 	for i := 0; i < n; i++ {
 		seen[string(data[i*w:(i+1)*w])] = struct{}{}
+		if len(seen) >= limit {
+			return false
+		}
+	}
+	return true
+}
+
+// varDictLimit is the number of distinct values from which a string/binary
+// page fails Lance 12's dictionary rule (≥ 100 values and estimated
+// dictionary size c·(avg + o) + n·o < 0.8 of the value bytes, o the offset
+// width), capped at maxDictItems; 0 when no count passes or a strided
+// sample of 1024 values shows far more distinct values than that (too few
+// repeats), so that unique strings are not hashed in full.
+func varDictLimit(b codec.Block) int {
+	n := int(b.Num)
+	if n < 100 || len(b.Data) == 0 {
+		return 0
+	}
+	o := int(b.OffsetBits / 8)
+	avg := len(b.Data) / n
+	room := len(b.Data)*8/10 - n*o
+	if room <= 0 || avg+o <= 0 {
+		return 0
+	}
+	limit := min(maxDictItems, room/(avg+o))
+	if limit <= 0 {
+		return 0
+	}
+	if n > 4096 {
+		step := n / 1024
+		seen := make(map[string]struct{}, 1024)
+		m := 0
+		for i := 0; i < n; i += step {
+			seen[string(b.Data[b.Offset(uint64(i)):b.Offset(uint64(i+1))])] = struct{}{}
+			m++
+		}
+		if repeats := m - len(seen); float64(repeats) < float64(m)*float64(m)/float64(4*limit) {
+			return 0
+		}
+	}
+	return limit
+}
+
+// dictFirst reports whether a string/binary page with wide values passes
+// Lance 12's dictionary rule (varDictLimit) with values below 16 KiB:
+// Lance decides on a dictionary before the structural layout, so such a
+// page is a mini-block dictionary page, not full-zip (the mini-block path
+// still keeps the smaller of dictionary and variable/FSST; 16 KiB keeps a
+// 2.1 chunk of one value within its 32 KiB).
+func (l *leaf21) dictFirst(s0, s1 int) bool {
+	if l.kind != lkVar21 || l.nlists > 0 || l.dict || s1-s0 < 100 {
+		return false
+	}
+	n := s1 - s0
+	start := uint64(0)
+	if s0 > 0 {
+		start = l.ends[s0-1]
+	}
+	// The rule is evaluated with 8-byte offsets (slightly stricter than
+	// Lance's for 32-bit offsets).
+	offs := make([]byte, 0, 8*(n+1))
+	offs = binary.LittleEndian.AppendUint64(offs, 0)
+	prev := start
+	for k := s0; k < s1; k++ {
+		if l.ends[k]-prev >= 16<<10 {
+			return false
+		}
+		prev = l.ends[k]
+		offs = binary.LittleEndian.AppendUint64(offs, l.ends[k]-start)
+	}
+	b := codec.Block{Kind: codec.Variable, Num: uint64(n), OffsetBits: 64, Offsets: offs, Data: l.data[start:l.ends[s1-1]]}
+	limit := varDictLimit(b)
+	if limit <= 0 {
+		return false
+	}
+	seen := make(map[string]struct{}, 256)
+	for k := s0; k < s1; k++ {
+		seen[string(l.varValue(k))] = struct{}{}
 		if len(seen) >= limit {
 			return false
 		}
