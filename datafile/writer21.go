@@ -34,7 +34,7 @@ const (
 	// maxListLevels21 bounds the levels of a 2.1 list page whose values are
 	// chunked by the codec (rows may span chunks): a chunk then holds at
 	// most this many levels, 24 KiB of flat rep+def levels.
-	maxListLevels21 = 6000
+	maxListLevels21   = 6000
 	listChunkBudget22 = 256 << 10
 )
 
