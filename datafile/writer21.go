@@ -660,12 +660,15 @@ func (w *Writer) encodePage21(l *leaf21, e0, e1, s0, s1, rows int) (encodedPage,
 					cl.RepCompression, cl.NumRepValues = flat21(16), uint64(len(rep))
 				}
 				if db != nil {
+					// flat(16); Lance 12 writes RLE here, but an RLE
+					// frame in our constant pages made Lance fail, so
+					// the raw form stays (size gap, docs/benchmarks.md).
 					cl.DefCompression, cl.NumDefValues = flat21(16), uint64(len(codes))
 				}
 			}
 		}
 		layout.Layout = &pb21.PageLayout_ConstantLayout{ConstantLayout: cl}
-	} else if cl := w.constant22(l, e0, e1, s0, s1, layers, maxDef > 0, defs); cl != nil {
+	} else if cl := w.constant22(l, e0, e1, s0, s1, layers, maxDef > 0, defOf); cl != nil {
 		layout.Layout = &pb21.PageLayout_ConstantLayout{ConstantLayout: cl.layout}
 		bufs = cl.bufs
 	} else if l.wantsFullZip(s0, s1) && !(!w.noCompression && l.dictFirst(s0, s1)) {
@@ -1370,7 +1373,7 @@ type constPage struct {
 // nulls, a rep buffer (empty) and the def levels as raw u16 (flat(16)).
 // nil when the page is not constant or the form does not apply (2.1,
 // lists, Arrow dictionaries, fixed_size_list, NoCompression).
-func (w *Writer) constant22(l *leaf21, e0, e1, s0, s1 int, layers []pb21.RepDefLayer, hasDef bool, defs func(lo, hi int) []byte) *constPage {
+func (w *Writer) constant22(l *leaf21, e0, e1, s0, s1 int, layers []pb21.RepDefLayer, hasDef bool, defOf []uint16) *constPage {
 	if w.version < V2_2 || w.noCompression || l.nlists > 0 || l.dict || s1-s0 < 2 {
 		return nil
 	}
@@ -1440,7 +1443,18 @@ func (w *Writer) constant22(l *leaf21, e0, e1, s0, s1 int, layers []pb21.RepDefL
 		bufs = append(bufs, append(b, v...))
 	}
 	if hasDef {
-		bufs = append(bufs, nil, defs(0, len(codes)))
+		// Def levels as raw u16 (flat(16)): Lance 12 fails ("Panic in
+		// async function") on a constant page with a value whose def
+		// levels are RLE-framed.
+		lv := make([]byte, 0, 2*len(codes))
+		for _, c := range codes {
+			var d uint16
+			if c != 0 {
+				d = defOf[c]
+			}
+			lv = binary.LittleEndian.AppendUint16(lv, d)
+		}
+		bufs = append(bufs, nil, lv)
 		cl.DefCompression, cl.NumDefValues = flat21(16), uint64(len(codes))
 	}
 	return &constPage{layout: cl, bufs: bufs}
@@ -1494,8 +1508,8 @@ func fewDistinct(data []byte, w, n int) bool {
 
 // varDictLimit is the number of distinct values from which a string/binary
 // page fails Lance 12's dictionary rule (≥ 100 values and estimated
-// dictionary size c·(avg + o) + n·o < 0.8 of the value bytes, o the offset
-// width), capped at maxDictItems; 0 when no count passes or a strided
+// dictionary size c·(avg + o) + n·o < 0.8 of the value and offset bytes,
+// o the offset width), capped at maxDictItems; 0 when no count passes or a strided
 // sample of 1024 values shows far more distinct values than that (too few
 // repeats), so that unique strings are not hashed in full.
 func varDictLimit(b codec.Block) int {
@@ -1505,7 +1519,8 @@ func varDictLimit(b codec.Block) int {
 	}
 	o := int(b.OffsetBits / 8)
 	avg := len(b.Data) / n
-	room := len(b.Data)*8/10 - n*o
+	// Lance's data size of a variable block counts its offsets too.
+	room := (len(b.Data)+o*(n+1))*8/10 - n*o
 	if room <= 0 || avg+o <= 0 {
 		return 0
 	}
