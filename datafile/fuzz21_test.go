@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/memblob"
 
@@ -60,6 +62,10 @@ func FuzzReadRows21(f *testing.F) {
 	for _, b := range corpusFuzzSeeds21() {
 		f.Add(b, uint16(0), uint16(0))
 		f.Add(b, uint16(1), uint16(0))
+	}
+	for _, b := range writerFuzzSeeds21(f) {
+		f.Add(b, uint16(0), uint16(0))
+		f.Add(b, uint16(100), uint16(900))
 	}
 	f.Fuzz(func(t *testing.T, b []byte, start, n uint16) {
 		file, err := OpenReaderAt(bytes.NewReader(b), int64(len(b)))
@@ -243,4 +249,54 @@ func memBucket(t *testing.T, objs map[string][]byte) *blob.Bucket {
 		}
 	}
 	return b
+}
+
+// writerFuzzSeeds21 are small files of our 2.1/2.2 writer with the forms
+// session 23 added: pages of one column with different layers (a page
+// without nulls has no def levels), list rows spanning bit-packed chunks
+// ([ends, partial] repetition index), out-of-line bit-packed levels,
+// constant pages, FSST full-zip items.
+func writerFuzzSeeds21(f *testing.F) [][]byte {
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
+		{Name: "c", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	var out [][]byte
+	for _, v := range []FileVersion{V2_1, V2_2} {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, sch, WriterOptions{Version: v, PageSize: 4 << 10})
+		if err != nil {
+			f.Fatal(err)
+		}
+		for part := range 2 {
+			b := array.NewRecordBuilder(memory.NewGoAllocator(), sch)
+			for r := range 1200 {
+				if part == 1 && r%9 == 0 {
+					b.Field(0).AppendNull()
+					b.Field(1).AppendNull()
+					b.Field(2).AppendNull()
+					continue
+				}
+				b.Field(0).(*array.Int64Builder).Append(int64(r % 50))
+				lb := b.Field(1).(*array.ListBuilder)
+				lb.Append(true)
+				for k := range r % 4 {
+					lb.ValueBuilder().(*array.Int32Builder).Append(int32(r + k))
+				}
+				b.Field(2).(*array.StringBuilder).Append("same")
+			}
+			rec := b.NewRecordBatch()
+			if err := w.Write(rec); err != nil {
+				f.Fatal(err)
+			}
+			rec.Release()
+			b.Release()
+		}
+		if _, err := w.Close(); err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, buf.Bytes())
+	}
+	return out
 }

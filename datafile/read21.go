@@ -153,6 +153,7 @@ func (r *reader21) leaf(fi int, dt arrow.DataType, ranges []RowRange) (*leafStre
 				layouts[pi] = pl
 			}
 			layers := pageLayers(layouts[pi])
+			var pageLi *layerInfo
 			if ls.li == nil {
 				li, err := newLayerInfo(layers)
 				if err != nil {
@@ -160,11 +161,31 @@ func (r *reader21) leaf(fi int, dt arrow.DataType, ranges []RowRange) (*leafStre
 				}
 				ls.li = li
 			} else if !sameLayers(ls.li.layers, layers) {
-				return nil, pc.errf(ErrMalformed, "page layers %v differ from the column's %v", layers, ls.li.layers)
+				// Pages of one column may differ in nullability (Lance
+				// 12 derives each page's layers from its data): the
+				// stream keeps the union and each page's def levels are
+				// renumbered into it.
+				var err error
+				if pageLi, err = ls.widenLayers(layers); err != nil {
+					return nil, pc.errf(ErrMalformed, "page layers %v do not fit the column's %v: %v", layers, ls.li.layers, err)
+				}
 			}
 			a, b := max(rg.Start, pageStart)-pageStart, min(rg.End, pend)-pageStart
-			if err := pc.readRows(layouts[pi], a, b, ls); err != nil {
-				return nil, err
+			if pageLi == nil {
+				if err := pc.readRows(layouts[pi], a, b, ls); err != nil {
+					return nil, err
+				}
+			} else {
+				colLi, before := ls.li, ls.n
+				ls.li = pageLi
+				err := pc.readRows(layouts[pi], a, b, ls)
+				ls.li = colLi
+				if err != nil {
+					return nil, err
+				}
+				if ls.def != nil {
+					remapDefs(ls.def[before:], pageLi, colLi)
+				}
 			}
 			if b+pageStart < pend {
 				break // the range ends inside this page
@@ -613,4 +634,83 @@ func (f *File) readRows21(ctx context.Context, fields []int, afs []arrow.Field, 
 		d.Release()
 	}
 	return cols, nil
+}
+
+// widenLayers makes the stream's layers the union of its own and a page's
+// (same depth, same list/item kind per layer; a layer is nullable or
+// emptyable when either is), renumbering the def levels read so far, and
+// returns the page's own layer info.
+func (ls *leafStream) widenLayers(page []pb21.RepDefLayer) (*layerInfo, error) {
+	cur := ls.li.layers
+	if len(page) != len(cur) {
+		return nil, fmt.Errorf("%d layers, the column has %d", len(page), len(cur))
+	}
+	flags := func(l pb21.RepDefLayer) (null, empty bool) {
+		switch l {
+		case pb21.RepDefLayer_REPDEF_NULLABLE_ITEM, pb21.RepDefLayer_REPDEF_NULLABLE_LIST:
+			return true, false
+		case pb21.RepDefLayer_REPDEF_EMPTYABLE_LIST:
+			return false, true
+		case pb21.RepDefLayer_REPDEF_NULL_AND_EMPTY_LIST:
+			return true, true
+		}
+		return false, false
+	}
+	union := make([]pb21.RepDefLayer, len(cur))
+	for i := range cur {
+		if isList(cur[i]) != isList(page[i]) {
+			return nil, fmt.Errorf("layer %d is %s here and %s in the column", i, page[i], cur[i])
+		}
+		n1, e1 := flags(cur[i])
+		n2, e2 := flags(page[i])
+		null, empty := n1 || n2, e1 || e2
+		switch {
+		case !isList(cur[i]) && null:
+			union[i] = pb21.RepDefLayer_REPDEF_NULLABLE_ITEM
+		case !isList(cur[i]):
+			union[i] = pb21.RepDefLayer_REPDEF_ALL_VALID_ITEM
+		case null && empty:
+			union[i] = pb21.RepDefLayer_REPDEF_NULL_AND_EMPTY_LIST
+		case null:
+			union[i] = pb21.RepDefLayer_REPDEF_NULLABLE_LIST
+		case empty:
+			union[i] = pb21.RepDefLayer_REPDEF_EMPTYABLE_LIST
+		default:
+			union[i] = pb21.RepDefLayer_REPDEF_ALL_VALID_LIST
+		}
+	}
+	pageLi, err := newLayerInfo(page)
+	if err != nil {
+		return nil, err
+	}
+	if !sameLayers(union, cur) {
+		uli, err := newLayerInfo(union)
+		if err != nil {
+			return nil, err
+		}
+		if ls.def != nil {
+			remapDefs(ls.def, ls.li, uli)
+		}
+		ls.li = uli
+	}
+	return pageLi, nil
+}
+
+// remapDefs renumbers def levels from one layer numbering to a wider one
+// (same layers, each at least as nullable/emptyable).
+func remapDefs(def []uint16, from, to *layerInfo) {
+	m := make([]uint16, len(from.owner))
+	for d := 1; d < len(from.owner); d++ {
+		for u := 1; u < len(to.owner); u++ {
+			if to.owner[u] == from.owner[d] && to.ownerEmpty[u] == from.ownerEmpty[d] {
+				m[d] = uint16(u)
+				break
+			}
+		}
+	}
+	for i, d := range def {
+		if int(d) < len(m) {
+			def[i] = m[d]
+		}
+	}
 }

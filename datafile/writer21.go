@@ -31,6 +31,10 @@ const (
 	// listChunkBudget is the target bytes of one list page (= one chunk,
 	// rows never span chunks: W9).
 	listChunkBudget21 = 28 << 10
+	// maxListLevels21 bounds the levels of a 2.1 list page whose values are
+	// chunked by the codec (rows may span chunks): a chunk then holds at
+	// most this many levels, 24 KiB of flat rep+def levels.
+	maxListLevels21   = 6000
 	listChunkBudget22 = 256 << 10
 )
 
@@ -461,9 +465,17 @@ func (w *Writer) flushLeaf(l *leaf21) ([]encodedPage, error) {
 			return nil, err
 		}
 	} else {
-		budget := listChunkBudget22
+		budget, maxLevels := listChunkBudget22, maxChunkLevels
 		if w.version == V2_1 {
-			budget = listChunkBudget21
+			if w.noCompression || l.dict || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
+				// One chunk per page: the page must fit a 2.1 chunk.
+				budget = listChunkBudget21
+			} else {
+				// Values in chunks of ≤ ~4 KiB (compressedChunks21); a
+				// chunk's levels (≤ 2 × 2 bytes each, flat) must leave
+				// it within 32 KiB.
+				maxLevels = maxListLevels21
+			}
 		}
 		rows := len(l.rowStart)
 		e0, s0, r0 := 0, 0, 0
@@ -481,7 +493,7 @@ func (w *Writer) flushLeaf(l *leaf21) ([]encodedPage, error) {
 					rowSlots++
 				}
 			}
-			if r > r0 && (rEnd-e0 > maxChunkLevels || l.slotBytes(s0, slots+rowSlots)+4*(rEnd-e0) > budget) {
+			if r > r0 && (rEnd-e0 > maxLevels || l.slotBytes(s0, slots+rowSlots)+4*(rEnd-e0) > budget) {
 				if err := add(e0, e, s0, slots, r-r0); err != nil {
 					return nil, err
 				}
@@ -532,10 +544,10 @@ func (l *leaf21) varBytes(s0, s1 int) int {
 }
 
 // layers21 computes the page's layers and the def value of each absent
-// code (spec 2.1 §3.2). Layers follow the schema so that every page of a
-// column has the same ones: a nullable field gives a NULLABLE layer, every
-// list layer may be empty; a page holding a null a non-nullable field
-// should not have (Arrow allows it physically) widens its layer.
+// code (spec 2.1 §3.2) from the page's data, as Lance 12 does: a layer is
+// NULLABLE / EMPTYABLE only when the page holds a null / an empty list
+// there (a nullable column without nulls in a page gets ALL_VALID and no
+// def levels), so pages of one column may differ (readers widen).
 func (l *leaf21) layers21(codes []uint16) ([]pb21.RepDefLayer, []uint16, int) {
 	depth := len(l.path)
 	hasNull := make([]bool, depth)
@@ -549,11 +561,6 @@ func (l *leaf21) layers21(codes []uint16) ([]pb21.RepDefLayer, []uint16, int) {
 				hasEmpty[L] = true
 			}
 		}
-	}
-	for L := range depth {
-		n := l.path[depth-1-L]
-		hasNull[L] = hasNull[L] || n.nullable
-		hasEmpty[L] = hasEmpty[L] || n.list
 	}
 	layers := make([]pb21.RepDefLayer, depth)
 	defOf := make([]uint16, 2*depth+1)
@@ -653,12 +660,18 @@ func (w *Writer) encodePage21(l *leaf21, e0, e1, s0, s1, rows int) (encodedPage,
 					cl.RepCompression, cl.NumRepValues = flat21(16), uint64(len(rep))
 				}
 				if db != nil {
+					// flat(16); Lance 12 writes RLE here, but an RLE
+					// frame in our constant pages made Lance fail, so
+					// the raw form stays (size gap, docs/benchmarks.md).
 					cl.DefCompression, cl.NumDefValues = flat21(16), uint64(len(codes))
 				}
 			}
 		}
 		layout.Layout = &pb21.PageLayout_ConstantLayout{ConstantLayout: cl}
-	} else if l.wantsFullZip(s0, s1) {
+	} else if cl := w.constant22(l, e0, e1, s0, s1, layers, maxDef > 0, defOf); cl != nil {
+		layout.Layout = &pb21.PageLayout_ConstantLayout{ConstantLayout: cl.layout}
+		bufs = cl.bufs
+	} else if l.wantsFullZip(s0, s1) && !(!w.noCompression && l.dictFirst(s0, s1)) {
 		var err error
 		if bufs, layout, err = w.fullZip21(l, e0, e1, s0, s1, rows, layers, rep, defOf); err != nil {
 			return encodedPage{}, err
@@ -925,14 +938,27 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 			words = binary.LittleEndian.AppendUint16(words, uint16(word))
 		}
 		if rep != nil {
-			ends := 0
-			for _, r := range rep[c.e0-e0 : c.e1-e0] {
+			// [ends, partial] (§4.6): row starts after the chunk's first
+			// level, plus the last row when it ends in the chunk; else
+			// partial = the levels of that row held here.
+			cr := rep[c.e0-e0 : c.e1-e0]
+			ends, lastStart := 0, 0
+			for k, r := range cr {
 				if int(r) == l.nlists {
-					ends++
+					lastStart = k
+					if k > 0 {
+						ends++
+					}
 				}
 			}
+			partial := 0
+			if ci < len(chunks)-1 && int(rep[c.e1-e0]) != l.nlists {
+				partial = len(cr) - lastStart
+			} else {
+				ends++
+			}
 			repIdx = binary.LittleEndian.AppendUint64(repIdx, uint64(ends))
-			repIdx = binary.LittleEndian.AppendUint64(repIdx, 0)
+			repIdx = binary.LittleEndian.AppendUint64(repIdx, uint64(partial))
 		}
 	}
 	numBuffers := len(l.valueBuffers21(s0, s0, fslValidity))
@@ -975,7 +1001,7 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [][][]byte, *pb21.CompressiveEncoding, *dict21, error) {
 	// An Arrow dictionary column needs dictionary pages even without
 	// compression (Lance 12 reads it from nothing else).
-	if (l.nlists > 0 && !l.dict) || (w.noCompression && !l.dict) || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
+	if (w.noCompression && !l.dict) || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
 		return nil, nil, nil, nil, nil
 	}
 	n := s1 - s0
@@ -1015,7 +1041,7 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		b = codec.Block{Kind: codec.Variable, Num: uint64(n), OffsetBits: ob, Offsets: offs, Data: l.data[start:end]}
 	}
 	eo := codec.EncodeOptions{Minor: int(w.version.Minor())}
-	if l.nlists > 0 {
+	if l.nlists > 0 && l.dict {
 		// A dictionary under a list: the page is one chunk of flat indices
 		// (writer21_dict.go, oneListChunk).
 		eo.NoBitpacking, eo.NoRLE, eo.NoFSST = true, true, true
@@ -1029,7 +1055,13 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		// at least 4 offset bytes per value and, FSST codes expanding to
 		// at most 8 bytes, an eighth of the value bytes: a dictionary page
 		// below that bound wins without encoding them.
-		d, denc, dcs := l.dictionary21(b, eo)
+		d, denc, dcs, err := l.dictionary21(b, l.slotNulls(e0, e1, n), eo)
+		if l.dict && d == nil {
+			if err == nil {
+				err = fmt.Errorf("no dictionary page")
+			}
+			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
+		}
 		if d != nil && (l.dict || d.size(dcs) < 4*n+len(b.Data)/8) {
 			dict, enc, cs = d, denc, dcs
 		} else {
@@ -1047,7 +1079,7 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		}
 	} else if l.dict {
 		// An Arrow dictionary of fixed-width values (writer21_dict.go).
-		d, denc, dcs, err := dictionaryFixed21(b, l.dictKey, eo)
+		d, denc, dcs, err := dictionaryFixed21(b, l.slotNulls(e0, e1, n), l.dictKey, l.dictSigned, eo)
 		if err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
 		}
@@ -1057,8 +1089,24 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		if enc, cs, err = codec.EncodeMiniBlock(b, eo); err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
 		}
+		if w.version >= V2_2 && l.kind == lkFixed21 && l.width >= 64 && l.width%8 == 0 && fewDistinct(b.Data, l.width/8, n) {
+			// Lance 12 (2.2+) dictionary-encodes a page of ≥ 100 values of
+			// ≥ 64 bits when its estimate (16 bytes per distinct value + 4
+			// per index) is below 0.8 of the plain size: u32 indices
+			// (bit-packed), the distinct values `general[lz4](flat)`. Kept
+			// only when smaller than the plain/bit-packed form.
+			if d, denc, dcs, err := dictionaryFixed21(b, l.slotNulls(e0, e1, n), 32, true, eo); err == nil {
+				size := 0
+				for _, c := range cs {
+					size += len(c.Buffers[0])
+				}
+				if d.size(dcs) < size {
+					dict, enc, cs = d, denc, dcs
+				}
+			}
+		}
 	}
-	if l.nlists > 0 {
+	if l.nlists > 0 && l.dict {
 		if dict == nil {
 			return nil, nil, nil, nil, fmt.Errorf("datafile: column %q: no dictionary page under a list", l.name)
 		}
@@ -1079,7 +1127,46 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 	if at != n {
 		return nil, nil, nil, nil, fmt.Errorf("datafile: column %q: the encoder chunked %d of %d values", l.name, at, n)
 	}
+	if l.nlists > 0 {
+		// With lists a chunk's levels run from the end of the previous
+		// chunk to the entry of its last value (§4.3); the last chunk
+		// takes the rest, so rows may span chunks (the repetition index
+		// records the partial row, miniBlock21).
+		e, s := e0, s0
+		for i := range chunks {
+			c := &chunks[i]
+			c.e0 = e
+			for s < c.s1 {
+				if l.visible(l.code[e]) {
+					s++
+				}
+				e++
+			}
+			c.e1 = e
+		}
+		chunks[len(chunks)-1].e1 = e1
+	}
 	return chunks, vals, enc, dict, nil
+}
+
+// slotNulls reports, for the n slots of entries [e0, e1), which are null
+// items (nil when none is).
+func (l *leaf21) slotNulls(e0, e1, n int) []bool {
+	var nulls []bool
+	s := 0
+	for _, c := range l.code[e0:e1] {
+		if !l.visible(c) {
+			continue
+		}
+		if c != 0 && s < n {
+			if nulls == nil {
+				nulls = make([]bool, n)
+			}
+			nulls[s] = true
+		}
+		s++
+	}
+	return nulls
 }
 
 // dict21 is the dictionary of a dictionary page.
@@ -1102,18 +1189,19 @@ func (d *dict21) size(cs []codec.Chunk) int {
 const maxDictItems = 1 << 16
 
 // dictionary21 dictionary-encodes a string/binary page when its values are
-// few and repeated (Lance 12 does so for ≥ 100 values with few distinct
-// ones, spec 2.1 §4.5): u32 indices compressed by the mini-block encoder
-// (bit-packing), the distinct values as the codec's dictionary block.
-func (l *leaf21) dictionary21(b codec.Block, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk) {
+// few and repeated (Lance 12's rule, varDictLimit; spec 2.1 §4.5): u32
+// indices compressed by the mini-block encoder (bit-packing), the distinct
+// values as the codec's dictionary block. The caller keeps it only when
+// smaller than the variable/FSST form.
+func (l *leaf21) dictionary21(b codec.Block, nulls []bool, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk, error) {
 	n := int(b.Num)
-	limit := min(maxDictItems, n/4)
+	var limit int
 	if l.dict {
 		// An Arrow dictionary column always gets a dictionary page, whatever
 		// its size and cardinality (Lance 12 refuses it otherwise).
 		limit = n
-	} else if n < 100 {
-		return nil, nil, nil
+	} else if limit = varDictLimit(b); limit <= 0 {
+		return nil, nil, nil, nil
 	}
 	ids := make(map[string]uint32)
 	idx := make([]byte, 0, 4*n)
@@ -1127,11 +1215,16 @@ func (l *leaf21) dictionary21(b codec.Block, eo codec.EncodeOptions) (*dict21, *
 	}
 	put(0)
 	for i := 0; i < n; i++ {
+		if nulls != nil && nulls[i] {
+			// A null slot indexes item 0 (the def levels carry the null).
+			idx = binary.LittleEndian.AppendUint32(idx, 0)
+			continue
+		}
 		v := b.Data[b.Offset(uint64(i)):b.Offset(uint64(i+1))]
 		id, ok := ids[string(v)]
 		if !ok {
 			if len(ids) >= limit {
-				return nil, nil, nil
+				return nil, nil, nil, nil
 			}
 			id = uint32(len(ids))
 			ids[string(v)] = id
@@ -1140,32 +1233,37 @@ func (l *leaf21) dictionary21(b codec.Block, eo codec.EncodeOptions) (*dict21, *
 		}
 		idx = binary.LittleEndian.AppendUint32(idx, id)
 	}
+	if len(ids) == 0 {
+		ids[""] = 0 // every slot null: one empty item
+		put(0)
+	}
 	db := codec.Block{Kind: codec.Variable, Num: uint64(len(ids)), OffsetBits: b.OffsetBits, Offsets: offs, Data: data}
 	denc, dbuf, err := codec.EncodeDictionary(db, eo)
 	if err != nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	ib := 32
 	if l.dict {
 		// An Arrow dictionary's indices have its key type's width.
-		if idx, err = narrowIndices(idx, len(ids), l.dictKey); err != nil {
-			return nil, nil, nil
+		if idx, err = narrowIndices(idx, len(ids), l.dictKey, l.dictSigned); err != nil {
+			return nil, nil, nil, err
 		}
 		ib = l.dictKey
 	}
 	ienc, cs, err := codec.EncodeMiniBlock(codec.Block{Kind: codec.Fixed, Num: uint64(n), Bits: uint64(ib), Data: idx}, eo)
 	if err != nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	return &dict21{enc: denc, buf: dbuf, items: uint64(len(ids))}, ienc, cs
+	return &dict21{enc: denc, buf: dbuf, items: uint64(len(ids))}, ienc, cs, nil
 }
 
 // compressLevels compresses the raw u16 levels of each chunk of a page with
 // one encoding for the page (MiniBlockLayout has one rep and one def
 // compression): inline bit-packing when every chunk has at most 1024
-// levels (Lance's block use, spec 2.1 §7.3), an RLE block frame in 2.2+
-// when the codec finds it smaller for every chunk (§7.6), else flat(16) —
-// whichever is smallest.
+// levels (Lance's block use, spec 2.1 §7.3), out-of-line bit-packing at the
+// page's widest level (§7.4, what Lance 12 writes for levels), an RLE
+// block frame in 2.2+ when the codec finds it smaller for every chunk
+// (§7.6), else flat(16) — whichever is smallest.
 func (w *Writer) compressLevels(raw [][]byte) (*pb21.CompressiveEncoding, [][]byte) {
 	if len(raw) == 0 || w.noCompression {
 		return flat21(16), raw
@@ -1188,6 +1286,30 @@ func (w *Writer) compressLevels(raw [][]byte) (*pb21.CompressiveEncoding, [][]by
 		if size < bestSize {
 			bestEnc, best, bestSize = &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_InlineBitpacking{
 				InlineBitpacking: &pb21.InlineBitpacking{UncompressedBitsPerValue: 16}}}, out, size
+		}
+	}
+	// Out-of-line bit-packing at the page's widest level (Lance 12's
+	// choice for levels, §7.4), when some level is non-zero.
+	var or uint16
+	for _, r := range raw {
+		for k := 0; k+1 < len(r); k += 2 {
+			or |= binary.LittleEndian.Uint16(r[k:])
+		}
+	}
+	if wd := uint(bits.Len16(or)); wd > 0 {
+		out := make([][]byte, len(raw))
+		size := 0
+		lv := make([]uint16, 0, 1024)
+		for i, r := range raw {
+			lv = lv[:0]
+			for k := 0; k+1 < len(r); k += 2 {
+				lv = append(lv, binary.LittleEndian.Uint16(r[k:]))
+			}
+			out[i] = codec.AppendOutOfLine16(nil, lv, wd)
+			size += len(out[i])
+		}
+		if size < bestSize {
+			bestEnc, best, bestSize = codec.OutOfLine16Encoding(wd), out, size
 		}
 	}
 	if w.version >= V2_2 {
@@ -1235,4 +1357,230 @@ func encodeColumnMetadata21(pages []Page, layouts [][]byte) []byte {
 		b = pbAppendBytesField(b, 2, pb)
 	}
 	return b
+}
+
+// constPage is a constant page: its layout and buffers.
+type constPage struct {
+	layout *pb21.ConstantLayout
+	bufs   [][]byte
+}
+
+// constant22 returns the constant layout (spec 2.1 §6.2, 2.2+) of a page
+// without lists whose valid values are all equal, as Lance 12 writes it:
+// fixed-width values of ≤ 32 bytes and booleans inline (one value's
+// little-endian bytes), strings/binaries as a scalar value buffer (u32
+// buffer count 2, the two lengths, offsets [0, len], the bytes); with
+// nulls, a rep buffer (empty) and the def levels as raw u16 (flat(16)).
+// nil when the page is not constant or the form does not apply (2.1,
+// lists, Arrow dictionaries, fixed_size_list, NoCompression).
+func (w *Writer) constant22(l *leaf21, e0, e1, s0, s1 int, layers []pb21.RepDefLayer, hasDef bool, defOf []uint16) *constPage {
+	if w.version < V2_2 || w.noCompression || l.nlists > 0 || l.dict || s1-s0 < 2 {
+		return nil
+	}
+	codes := l.code[e0:e1]
+	first := -1
+	same := func(a, b int) bool {
+		switch l.kind {
+		case lkFixed21:
+			bw := l.width / 8
+			return string(l.vals[a*bw:(a+1)*bw]) == string(l.vals[b*bw:(b+1)*bw])
+		case lkBool21:
+			return bitutil.BitIsSet(l.vals, a) == bitutil.BitIsSet(l.vals, b)
+		case lkVar21:
+			return string(l.varValue(a)) == string(l.varValue(b))
+		}
+		return false
+	}
+	switch l.kind {
+	case lkFixed21:
+		if l.width%8 != 0 || l.width/8 > 32 {
+			return nil
+		}
+	case lkBool21, lkVar21:
+	default:
+		return nil
+	}
+	for k, c := range codes {
+		if c != 0 {
+			continue
+		}
+		if first < 0 {
+			first = s0 + k
+		} else if !same(first, s0+k) {
+			return nil
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	cl := &pb21.ConstantLayout{Layers: layers}
+	var bufs [][]byte
+	switch l.kind {
+	case lkFixed21:
+		bw := l.width / 8
+		cl.InlineValue = append([]byte{}, l.vals[first*bw:(first+1)*bw]...)
+	case lkBool21:
+		cl.InlineValue = []byte{0}
+		if bitutil.BitIsSet(l.vals, first) {
+			cl.InlineValue[0] = 1
+		}
+	case lkVar21:
+		v := l.varValue(first)
+		ow := 4
+		if l.off64 {
+			ow = 8
+		}
+		b := binary.LittleEndian.AppendUint32(nil, 2)
+		b = binary.LittleEndian.AppendUint32(b, uint32(2*ow))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
+		if ow == 4 {
+			b = binary.LittleEndian.AppendUint32(b, 0)
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
+		} else {
+			b = binary.LittleEndian.AppendUint64(b, 0)
+			b = binary.LittleEndian.AppendUint64(b, uint64(len(v)))
+		}
+		bufs = append(bufs, append(b, v...))
+	}
+	if hasDef {
+		// Def levels as raw u16 (flat(16)): Lance 12 fails ("Panic in
+		// async function") on a constant page with a value whose def
+		// levels are RLE-framed.
+		lv := make([]byte, 0, 2*len(codes))
+		for _, c := range codes {
+			var d uint16
+			if c != 0 {
+				d = defOf[c]
+			}
+			lv = binary.LittleEndian.AppendUint16(lv, d)
+		}
+		bufs = append(bufs, nil, lv)
+		cl.DefCompression, cl.NumDefValues = flat21(16), uint64(len(codes))
+	}
+	return &constPage{layout: cl, bufs: bufs}
+}
+
+// varValue returns the bytes of variable-width slot s.
+func (l *leaf21) varValue(s int) []byte {
+	start := uint64(0)
+	if s > 0 {
+		start = l.ends[s-1]
+	}
+	return l.data[start:l.ends[s]]
+}
+
+// fewDistinct reports whether n values of w bytes pass Lance 12's
+// dictionary rule for fixed-width pages (n ≥ 100 and 16·distinct + 4·n <
+// 0.8·w·n). A strided sample of 1024 values rules most high-cardinality
+// pages out before the exact count, which stops as soon as the rule fails.
+func fewDistinct(data []byte, w, n int) bool {
+	if n < 100 || len(data) < n*w {
+		return false
+	}
+	limit := (8*w*n/10 - 4*n) / 16 // largest distinct count that passes, +1
+	if limit <= 0 {
+		return false
+	}
+	if n > 4096 {
+		// A sample of m values from c distinct ones repeats about
+		// m²/(2c) times: far fewer repeats than at c = limit means far
+		// more distinct values (unique ids, random floats).
+		step := n / 1024
+		seen := make(map[string]struct{}, 1024)
+		m := 0
+		for i := 0; i < n; i += step {
+			seen[string(data[i*w:(i+1)*w])] = struct{}{}
+			m++
+		}
+		if repeats := m - len(seen); float64(repeats) < float64(m)*float64(m)/float64(4*limit) {
+			return false
+		}
+	}
+	seen := make(map[string]struct{}, 256)
+	for i := 0; i < n; i++ {
+		seen[string(data[i*w:(i+1)*w])] = struct{}{}
+		if len(seen) >= limit {
+			return false
+		}
+	}
+	return true
+}
+
+// varDictLimit is the number of distinct values from which a string/binary
+// page fails Lance 12's dictionary rule (≥ 100 values and estimated
+// dictionary size c·(avg + o) + n·o < 0.8 of the value and offset bytes,
+// o the offset width), capped at maxDictItems; 0 when no count passes or a strided
+// sample of 1024 values shows far more distinct values than that (too few
+// repeats), so that unique strings are not hashed in full.
+func varDictLimit(b codec.Block) int {
+	n := int(b.Num)
+	if n < 100 || len(b.Data) == 0 {
+		return 0
+	}
+	o := int(b.OffsetBits / 8)
+	avg := len(b.Data) / n
+	// Lance's data size of a variable block counts its offsets too.
+	room := (len(b.Data)+o*(n+1))*8/10 - n*o
+	if room <= 0 || avg+o <= 0 {
+		return 0
+	}
+	limit := min(maxDictItems, room/(avg+o))
+	if limit <= 0 {
+		return 0
+	}
+	if n > 4096 {
+		step := n / 1024
+		seen := make(map[string]struct{}, 1024)
+		m := 0
+		for i := 0; i < n; i += step {
+			seen[string(b.Data[b.Offset(uint64(i)):b.Offset(uint64(i+1))])] = struct{}{}
+			m++
+		}
+		if repeats := m - len(seen); float64(repeats) < float64(m)*float64(m)/float64(4*limit) {
+			return 0
+		}
+	}
+	return limit
+}
+
+// dictFirst reports whether a string/binary page with wide values passes
+// Lance 12's dictionary rule (varDictLimit) with values below 16 KiB:
+// Lance decides on a dictionary before the structural layout, so such a
+// page is a mini-block dictionary page, not full-zip (the mini-block path
+// still keeps the smaller of dictionary and variable/FSST; 16 KiB keeps a
+// 2.1 chunk of one value within its 32 KiB).
+func (l *leaf21) dictFirst(s0, s1 int) bool {
+	if l.kind != lkVar21 || l.nlists > 0 || l.dict || s1-s0 < 100 {
+		return false
+	}
+	n := s1 - s0
+	start := uint64(0)
+	if s0 > 0 {
+		start = l.ends[s0-1]
+	}
+	// The rule is evaluated with 8-byte offsets (slightly stricter than
+	// Lance's for 32-bit offsets).
+	offs := make([]byte, 0, 8*(n+1))
+	offs = binary.LittleEndian.AppendUint64(offs, 0)
+	prev := start
+	for k := s0; k < s1; k++ {
+		if l.ends[k]-prev >= 16<<10 {
+			return false
+		}
+		prev = l.ends[k]
+		offs = binary.LittleEndian.AppendUint64(offs, l.ends[k]-start)
+	}
+	b := codec.Block{Kind: codec.Variable, Num: uint64(n), OffsetBits: 64, Offsets: offs, Data: l.data[start:l.ends[s1-1]]}
+	limit := varDictLimit(b)
+	if limit <= 0 {
+		return false
+	}
+	seen := make(map[string]struct{}, 256)
+	for k := s0; k < s1; k++ {
+		seen[string(l.varValue(k))] = struct{}{}
+		if len(seen) >= limit {
+			return false
+		}
+	}
+	return true
 }

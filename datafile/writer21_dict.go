@@ -21,7 +21,7 @@ import (
 // the dictionary the distinct values as flat(bits) — in 2.2+ framed as
 // general(lz4) — and num_dictionary_items their count. Null rows travel in
 // the def levels; their zero slots index a value like any other.
-func dictionaryFixed21(b codec.Block, keyBits int, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk, error) {
+func dictionaryFixed21(b codec.Block, nulls []bool, keyBits int, signed bool, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk, error) {
 	if b.Kind != codec.Fixed {
 		return nil, nil, nil, fmt.Errorf("dictionary of %s values", b.Kind)
 	}
@@ -29,7 +29,7 @@ func dictionaryFixed21(b codec.Block, keyBits int, eo codec.EncodeOptions) (*dic
 	var data []byte
 	if b.Bits == 1 {
 		// Booleans: one byte-aligned flat(1) dictionary of the distinct bits.
-		return dictionaryBool21(b, keyBits, eo)
+		return dictionaryBool21(b, nulls, keyBits, signed, eo)
 	}
 	w := int(b.Bits / 8)
 	if b.Bits%8 != 0 || w == 0 || len(b.Data) < n*w {
@@ -38,6 +38,12 @@ func dictionaryFixed21(b codec.Block, keyBits int, eo codec.EncodeOptions) (*dic
 	ids := make(map[string]uint32)
 	idx := make([]byte, 0, 4*n)
 	for i := 0; i < n; i++ {
+		if nulls != nil && nulls[i] {
+			// A null row's slot indexes item 0 (def levels carry the null;
+			// Lance 12 adds no item for it either).
+			idx = binary.LittleEndian.AppendUint32(idx, 0)
+			continue
+		}
 		v := b.Data[i*w : (i+1)*w]
 		id, ok := ids[string(v)]
 		if !ok {
@@ -47,11 +53,15 @@ func dictionaryFixed21(b codec.Block, keyBits int, eo codec.EncodeOptions) (*dic
 		}
 		idx = binary.LittleEndian.AppendUint32(idx, id)
 	}
-	return finishDict21(codec.Block{Kind: codec.Fixed, Num: uint64(len(ids)), Bits: b.Bits, Data: data}, idx, n, keyBits, eo)
+	if len(ids) == 0 {
+		data = make([]byte, w) // every slot null: one zero item
+		ids[""] = 0
+	}
+	return finishDict21(codec.Block{Kind: codec.Fixed, Num: uint64(len(ids)), Bits: b.Bits, Data: data}, idx, n, keyBits, signed, eo)
 }
 
 // dictionaryBool21 is dictionaryFixed21 for a bitmap of booleans.
-func dictionaryBool21(b codec.Block, keyBits int, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk, error) {
+func dictionaryBool21(b codec.Block, nulls []bool, keyBits int, signed bool, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk, error) {
 	n := int(b.Num)
 	if len(b.Data)*8 < n {
 		return nil, nil, nil, fmt.Errorf("%d booleans in %d bytes", n, len(b.Data))
@@ -61,6 +71,10 @@ func dictionaryBool21(b codec.Block, keyBits int, eo codec.EncodeOptions) (*dict
 	items := 0
 	idx := make([]byte, 0, 4*n)
 	for i := 0; i < n; i++ {
+		if nulls != nil && nulls[i] {
+			idx = binary.LittleEndian.AppendUint32(idx, 0)
+			continue
+		}
 		v := int(b.Data[i/8]>>(i%8)) & 1
 		if id[v] < 0 {
 			id[v] = items
@@ -72,17 +86,20 @@ func dictionaryBool21(b codec.Block, keyBits int, eo codec.EncodeOptions) (*dict
 		}
 		idx = binary.LittleEndian.AppendUint32(idx, uint32(id[v]))
 	}
-	return finishDict21(codec.Block{Kind: codec.Fixed, Num: uint64(items), Bits: 1, Data: bits}, idx, n, keyBits, eo)
+	if items == 0 {
+		bits, items = []byte{0}, 1
+	}
+	return finishDict21(codec.Block{Kind: codec.Fixed, Num: uint64(items), Bits: 1, Data: bits}, idx, n, keyBits, signed, eo)
 }
 
 // finishDict21 encodes the dictionary block and the indices (given as u32,
 // stored at the key type's width).
-func finishDict21(db codec.Block, idx []byte, n, keyBits int, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk, error) {
+func finishDict21(db codec.Block, idx []byte, n, keyBits int, signed bool, eo codec.EncodeOptions) (*dict21, *pb21.CompressiveEncoding, []codec.Chunk, error) {
 	denc, dbuf, err := codec.EncodeDictionary(db, eo)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if idx, err = narrowIndices(idx, int(db.Num), keyBits); err != nil {
+	if idx, err = narrowIndices(idx, int(db.Num), keyBits, signed); err != nil {
 		return nil, nil, nil, err
 	}
 	ienc, cs, err := codec.EncodeMiniBlock(codec.Block{Kind: codec.Fixed, Num: uint64(n), Bits: uint64(keyBits), Data: idx}, eo)
@@ -93,13 +110,30 @@ func finishDict21(db codec.Block, idx []byte, n, keyBits int, eo codec.EncodeOpt
 }
 
 // narrowIndices rewrites u32 indices at keyBits (8, 16, 32 or 64) bits;
-// items distinct values must fit the key type.
-func narrowIndices(idx []byte, items, keyBits int) ([]byte, error) {
-	if keyBits == 32 {
+// items distinct values must fit the key type (2^(k-1) for signed keys,
+// 2^k for unsigned ones, as Lance 12 stores them: a uint8 dictionary of
+// 256 values keeps flat(8) indices).
+//
+// More distinct values than the key type holds can only come from batches
+// whose Arrow dictionaries differ (one Arrow array never has more). Lance
+// 12 then widens the page's indices to 32 bits (its encoder concatenates
+// the batches and, on a key overflow, casts the keys to UInt32), which its
+// own reader refuses for a narrower declared key type ("dictionary indices
+// use 32 bits but the declared … key type uses …"); such a page is refused
+// here instead (ErrInvalidData), before a file Lance cannot read exists.
+func narrowIndices(idx []byte, items, keyBits int, signed bool) ([]byte, error) {
+	if keyBits == 32 && signed {
 		return idx, nil
 	}
-	if keyBits < 32 && uint64(items) > 1<<(keyBits-1) {
-		return nil, fmt.Errorf("the page has %d distinct dictionary values, more than %d-bit keys hold", items, keyBits)
+	capacity := uint64(1) << keyBits
+	if signed {
+		capacity >>= 1
+	}
+	if keyBits < 64 && uint64(items) > capacity {
+		return nil, fmt.Errorf("the page has %d distinct dictionary values, more than %d-bit %s keys hold (%d); Lance 12 would widen the indices to 32 bits, which it cannot read back for this key type", items, keyBits, map[bool]string{true: "signed", false: "unsigned"}[signed], capacity)
+	}
+	if keyBits == 32 {
+		return idx, nil
 	}
 	n := len(idx) / 4
 	out := make([]byte, 0, n*keyBits/8)

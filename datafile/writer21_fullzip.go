@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
+	"github.com/lancekeeper/lancekeeper/datafile/internal/codec"
 	"github.com/lancekeeper/lancekeeper/datafile/internal/pb21"
 )
 
@@ -82,10 +83,21 @@ func (w *Writer) fullZip21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.Re
 	fz := &pb21.FullZipLayout{BitsRep: uint32(bitsRep), BitsDef: uint32(bitsDef), NumItems: uint32(e1 - e0),
 		NumVisibleItems: uint32(s1 - s0), Layers: layers}
 	itemBytes := 0
+	var pv *perValue21
 	switch l.kind {
 	case lkVar21:
 		fz.Details = &pb21.FullZipLayout_BitsPerOffset{BitsPerOffset: uint32(8 * ow)}
 		fz.ValueCompression = l.valueCompression21(false)
+		if !w.noCompression {
+			var err error
+			if pv, err = l.perValue21(codes, defOf, s0, s1); err != nil {
+				return nil, nil, err
+			}
+			if pv != nil {
+				defer pv.close()
+				fz.ValueCompression = pv.enc
+			}
+		}
 	case lkFixed21:
 		itemBytes = l.width / 8
 		fz.Details = &pb21.FullZipLayout_BitsPerValue{BitsPerValue: uint32(l.width)}
@@ -100,6 +112,9 @@ func (w *Writer) fullZip21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.Re
 	size := (e1-e0)*cw + (s1-s0)*itemBytes
 	if l.kind == lkVar21 {
 		size += (s1-s0)*ow + l.varBytes(s0, s1)
+	}
+	if pv != nil {
+		size = (e1-e0)*cw + (s1-s0)*ow + pv.estimate
 	}
 	if size > 1<<32-1 && w.version == V2_1 {
 		return nil, nil, fmt.Errorf("%w: column %q: a full-zip page of %d bytes", ErrInvalidData, l.name, size)
@@ -144,13 +159,25 @@ func (w *Writer) fullZip21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.Re
 				if s > 0 {
 					start = l.ends[s-1]
 				}
-				n := l.ends[s] - start
-				if ow == 4 {
-					buf = binary.LittleEndian.AppendUint32(buf, uint32(n))
+				v := l.data[start:l.ends[s]]
+				if pv != nil {
+					// The item's length word, then the compressed bytes.
+					at := len(buf)
+					buf = append(buf, make([]byte, ow)...)
+					buf = pv.append(buf, v)
+					if n := len(buf) - at - ow; ow == 4 {
+						binary.LittleEndian.PutUint32(buf[at:], uint32(n))
+					} else {
+						binary.LittleEndian.PutUint64(buf[at:], uint64(n))
+					}
 				} else {
-					buf = binary.LittleEndian.AppendUint64(buf, n)
+					if ow == 4 {
+						buf = binary.LittleEndian.AppendUint32(buf, uint32(len(v)))
+					} else {
+						buf = binary.LittleEndian.AppendUint64(buf, uint64(len(v)))
+					}
+					buf = append(buf, v...)
 				}
-				buf = append(buf, l.data[start:l.ends[s]]...)
 			}
 		case lkFixed21:
 			buf = append(buf, l.vals[s*itemBytes:(s+1)*itemBytes]...)
@@ -170,6 +197,9 @@ func (w *Writer) fullZip21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.Re
 	}
 	if s != s1 {
 		return nil, nil, fmt.Errorf("datafile: column %q: full-zip page holds %d values, want %d", l.name, s-s0, s1-s0)
+	}
+	if len(buf) > 1<<32-1 && w.version == V2_1 {
+		return nil, nil, fmt.Errorf("%w: column %q: a full-zip page of %d bytes", ErrInvalidData, l.name, len(buf))
 	}
 	out := [][]byte{buf}
 	if withIndex {
@@ -202,4 +232,86 @@ func (w *Writer) fullZip21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.Re
 		out = append(out, idx)
 	}
 	return out, &pb21.PageLayout{Layout: &pb21.PageLayout_FullZipLayout{FullZipLayout: fz}}, nil
+}
+
+// Per-value compression of a full-zip page of strings/binaries, chosen as
+// Lance 12 chooses it (its default compression strategy for the per-value
+// context): when the page's valid values total at least fsstMinBytes,
+// values longer than perValueZstdMin make every item a zstd frame
+// (`general[zstd, level 0](variable)`, u64 length prefix per item),
+// otherwise values of at least fsstMinLen bytes make the items FSST codes
+// of one page-wide symbol table (`fsst{table, variable}`). Below these the
+// items stay raw (`variable`).
+const (
+	perValueZstdMin = 32 << 10
+	fsstMinBytes    = 32 << 10
+	fsstMinLen      = 5
+)
+
+type perValue21 struct {
+	enc      *pb21.CompressiveEncoding
+	zstd     *codec.ZstdValues
+	fsst     *codec.SymbolTable
+	estimate int // expected bytes of the items
+}
+
+func (p *perValue21) append(dst, v []byte) []byte {
+	if p.zstd != nil {
+		return p.zstd.Append(dst, v)
+	}
+	return p.fsst.Encode(dst, v)
+}
+
+func (p *perValue21) close() {
+	if p.zstd != nil {
+		p.zstd.Close()
+	}
+}
+
+// perValue21 picks the per-value compression of slots [s0, s1) (entries
+// codes, def numbering defOf); nil keeps the items raw.
+func (l *leaf21) perValue21(codes, defOf []uint16, s0, s1 int) (*perValue21, error) {
+	var total, maxLen int
+	var vals [][]byte
+	s := s0
+	for _, c := range codes {
+		if !l.visible(c) {
+			continue
+		}
+		if c == 0 || defOf[c] == 0 {
+			start := uint64(0)
+			if s > 0 {
+				start = l.ends[s-1]
+			}
+			v := l.data[start:l.ends[s]]
+			total += len(v)
+			maxLen = max(maxLen, len(v))
+			vals = append(vals, v)
+		}
+		s++
+	}
+	if s != s1 || total < fsstMinBytes {
+		return nil, nil
+	}
+	ob := uint64(32)
+	if l.off64 {
+		ob = 64
+	}
+	variable := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Variable{Variable: &pb21.Variable{Offsets: flat21(ob)}}}
+	if maxLen > perValueZstdMin {
+		z, err := codec.NewZstdValues()
+		if err != nil {
+			return nil, fmt.Errorf("datafile: column %q: %w", l.name, err)
+		}
+		level := int32(0)
+		return &perValue21{zstd: z, estimate: total/2 + 32*len(vals), enc: &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_General{General: &pb21.General{
+			Compression: &pb21.BufferCompression{Scheme: pb21.CompressionScheme_COMPRESSION_ALGORITHM_ZSTD, Level: &level},
+			Values:      variable}}}}, nil
+	}
+	if maxLen < fsstMinLen {
+		return nil, nil
+	}
+	t := codec.TrainFSST(vals)
+	return &perValue21{fsst: t, estimate: total + total/8 + 16, enc: &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Fsst{Fsst: &pb21.Fsst{
+		SymbolTable: t.Bytes(), Values: variable}}}}, nil
 }

@@ -51,6 +51,9 @@ type leaf21 struct {
 	// have this width (Lance 12: "dictionary indices use 32 bits but the
 	// declared Int16 key type uses 16 bits").
 	dictKey int
+	// dictSigned: the key type is signed (an int8 key holds 128 distinct
+	// values, a uint8 key 256).
+	dictSigned bool
 
 	// pending entries: rep (when nlists > 0) and the absent code of each
 	// entry: 0 = valid, 2L+1 = null at layer L, 2L+2 = empty list at layer
@@ -213,6 +216,7 @@ func (w *Writer) buildSchema21(opts WriterOptions) error {
 			fld.Encoding = 3
 			leaf.dict = true
 			leaf.dictKey = d.IndexType.(arrow.FixedWidthDataType).BitWidth()
+			leaf.dictSigned = arrow.IsSignedInteger(d.IndexType.ID())
 		}
 		switch t := vt.(type) {
 		case *arrow.StructType:

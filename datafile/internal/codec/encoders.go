@@ -460,3 +460,45 @@ func rleChunksOf(data []byte, w, n int) []Chunk {
 	}
 	return chunks
 }
+
+// AppendOutOfLine16 appends u16 levels out-of-line bit-packed at width w
+// (§7.4, the block form Lance 12 uses for mini-block rep/def levels):
+// ⌊n/1024⌋ FastLanes blocks of 64·w u16 words without a width word, then
+// the r = n mod 1024 remaining levels packed as one zero-padded block when
+// r > 1024·w/16 (Lance's rule), else as r raw u16 words. Every level must
+// fit in w bits (w ≤ 16).
+func AppendOutOfLine16(dst []byte, levels []uint16, w uint) []byte {
+	n := len(levels)
+	nw := int(w) * 64
+	out := make([]uint16, nw)
+	pack := func(blk []uint16) {
+		if len(blk) < 1024 {
+			full := make([]uint16, 1024)
+			copy(full, blk)
+			blk = full
+		}
+		clear(out)
+		if nw > 0 {
+			packBlock(blk, out, w)
+		}
+		dst = storeWords(dst, out)
+	}
+	i := 0
+	for ; i+1024 <= n; i += 1024 {
+		pack(levels[i : i+1024])
+	}
+	if r := n - i; r > 0 {
+		if r > 1024*int(w)/16 {
+			pack(levels[i:])
+		} else {
+			dst = storeWords(dst, levels[i:])
+		}
+	}
+	return dst
+}
+
+// OutOfLine16Encoding is the encoding of AppendOutOfLine16's output.
+func OutOfLine16Encoding(w uint) *pb21.CompressiveEncoding {
+	return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_OutOfLineBitpacking{OutOfLineBitpacking: &pb21.OutOfLineBitpacking{
+		UncompressedBitsPerValue: 16, Values: flatEnc(uint64(w))}}}
+}

@@ -133,3 +133,27 @@ func CompressGeneral(dst []byte, scheme pb21.CompressionScheme, level int, src [
 	}
 	return dst, errf(ErrUnsupported, "general", "encode", "compression scheme %v", scheme)
 }
+
+// ZstdValues compresses values one at a time in Lance's zstd framing (u64
+// uncompressed length + one zstd frame at the default level), as Lance 12
+// compresses each item of a full-zip page of very large strings/binaries
+// (§7.10, per-value context). One encoder serves a whole page.
+type ZstdValues struct{ ze *zstd.Encoder }
+
+// NewZstdValues returns a per-value zstd compressor; Close releases it.
+func NewZstdValues() (*ZstdValues, error) {
+	ze, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, &Error{Encoding: "general", Context: "encode", Msg: "zstd encoder", Err: fmt.Errorf("%w: %w", ErrUnsupported, err)}
+	}
+	return &ZstdValues{ze: ze}, nil
+}
+
+// Append appends src compressed (length prefix + frame) to dst.
+func (z *ZstdValues) Append(dst, src []byte) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(len(src)))
+	return z.ze.EncodeAll(src, dst)
+}
+
+// Close releases the encoder.
+func (z *ZstdValues) Close() { z.ze.Close() }
