@@ -346,10 +346,11 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 		for i, v := range ph {
 			keys[i] = v.key
 		}
-		if err := deleteAll(ctx, st, keys); err != nil {
-			return res, err
+		n, err := st.DeleteMany(ctx, keys)
+		res.Requests += n
+		if err != nil {
+			return res, fmt.Errorf("cleanup: %w", err)
 		}
-		res.Requests += len(ph)
 	}
 	return res, nil
 }
@@ -397,8 +398,8 @@ func listDirs(ctx context.Context, st *store.Store, dirs [len(cleanupDirs)]strin
 	return out
 }
 
-// ioConcurrency bounds the manifest reads, and the deletes, cleanup keeps
-// in flight (object stores answer each in tens of milliseconds; local
+// ioConcurrency bounds the manifest reads cleanup keeps in flight
+// (object stores answer each in tens of milliseconds; local
 // directories serialize on their own locks).
 const ioConcurrency = 32
 
@@ -451,19 +452,4 @@ func forEach(ctx context.Context, n int, fn func(i int)) {
 		}()
 	}
 	wg.Wait()
-}
-
-// deleteAll deletes keys with ioConcurrency workers; a key already gone
-// is not an error.
-func deleteAll(ctx context.Context, st *store.Store, keys []string) error {
-	errs := make([]error, len(keys))
-	forEach(ctx, len(keys), func(i int) {
-		if err := st.Delete(ctx, keys[i]); err != nil && !errors.Is(err, store.ErrNotFound) {
-			errs[i] = fmt.Errorf("cleanup: deleting %s: %w", keys[i], err)
-		}
-	})
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return ctx.Err()
 }
