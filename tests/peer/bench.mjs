@@ -18,6 +18,10 @@
 //       one optimize() (compaction, index optimization, cleanup of versions
 //       older than the cutoff — 7 days when absent), the table opened
 //       before the clock starts.
+//   bench-optimize-uri URI NAME [--cleanup-older-than-ms EPOCH_MS] [--n 0|1]
+//       [--storage-option K=V ...]
+//       bench-optimize on an object-store table (see bench-count-uri);
+//       --n 0 opens the table and stops (its requests are the open's).
 //
 // Result: {ns, ops, metrics?} with ns a decimal string (nanoseconds).
 
@@ -201,6 +205,29 @@ export function benchCommands(h) {
     return { ns: ns.toString(), ops: n, metrics: { rows: rows * n } };
   }
 
+  async function cmdBenchOptimizeURI(mods, pos, flags) {
+    need(pos, 2, "bench-optimize-uri URI NAME [--cleanup-older-than-ms EPOCH_MS] [--n 0|1] [--storage-option K=V ...]");
+    const before = flags["cleanup-older-than-ms"] !== undefined ? intArg(flags["cleanup-older-than-ms"], "--cleanup-older-than-ms") : undefined;
+    const n = count(flags);
+    const db = await L("connect", () => mods.lancedb.connect(pos[0], { storageOptions: uriStorageOptions(flags) }));
+    const t = await L("open", () => db.openTable(pos[1]));
+    if (n === 0) return { ns: "0", ops: 0 };
+    const c0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    const s = await L("optimize", () => t.inner.optimize(before, false));
+    const ns = process.hrtime.bigint() - t0;
+    const c = process.cpuUsage(c0);
+    return {
+      ns: ns.toString(),
+      ops: 1,
+      metrics: {
+        fragments_removed: s?.compaction?.fragmentsRemoved ?? 0,
+        versions_removed: s?.prune?.oldVersionsRemoved ?? 0,
+        cpu_s: (c.user + c.system) / 1e6,
+      },
+    };
+  }
+
   async function cmdBenchAppendURI(mods, pos, flags) {
     need(pos, 2, "bench-append-uri URI NAME --ipc F.arrow [--n N] [--storage-option K=V ...]");
     if (flags.ipc === undefined) throw new h.UsageError("bench-append-uri needs --ipc");
@@ -217,6 +244,7 @@ export function benchCommands(h) {
   return {
     "bench-count-uri": cmdBenchCountURI,
     "bench-append-uri": cmdBenchAppendURI,
+    "bench-optimize-uri": cmdBenchOptimizeURI,
     "bench-scan": cmdBenchScan,
     "bench-optimize": cmdBenchOptimize,
     "bench-append": cmdBenchAppend,
