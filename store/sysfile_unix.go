@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -145,17 +146,38 @@ func linkRaw(oldpath, newpath string) error {
 // of the size (more only if the file grew), close. A directory is
 // fs.ErrNotExist, as fileblob reports it.
 func readFileRaw(path string) ([]byte, error) {
+	b, _, err := readFileRawTime(path)
+	return b, err
+}
+
+// readFileRawTime is readFileRaw that also returns the file's modification
+// time (from the same fstat).
+func readFileRawTime(path string) ([]byte, time.Time, error) {
+	b, st, err := readFileRawStat(path)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return b, time.Unix(st.Mtim.Unix()), nil
+}
+
+// unlinkRaw removes the file at path with one unlink(2); a directory
+// fails (EISDIR on Linux, EPERM elsewhere) instead of being removed.
+func unlinkRaw(path string) error {
+	return pathErr("unlink", path, ignoringEINTR(func() error { return unix.Unlink(path) }))
+}
+
+func readFileRawStat(path string) ([]byte, *unix.Stat_t, error) {
 	f, err := openRaw(path, unix.O_RDONLY)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unix.Close(f.fd)
 	var st unix.Stat_t
 	if err := ignoringEINTR(func() error { return unix.Fstat(f.fd, &st) }); err != nil {
-		return nil, pathErr("fstat", path, err)
+		return nil, nil, pathErr("fstat", path, err)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return nil, pathErr("open", path, fs.ErrNotExist)
+		return nil, nil, pathErr("open", path, fs.ErrNotExist)
 	}
 	buf := make([]byte, 0, st.Size+1) // +1: see EOF in the same read
 	for {
@@ -167,10 +189,10 @@ func readFileRaw(path string) ([]byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, pathErr("read", path, err)
+			return nil, nil, pathErr("read", path, err)
 		}
 		if n == 0 {
-			return buf, nil
+			return buf, &st, nil
 		}
 		buf = buf[:len(buf)+n]
 	}

@@ -14,10 +14,10 @@
 //       N times: create DIR (mode overwrite after the first) from the IPC
 //       file's rows; the file is read into memory before the clock starts.
 //       metrics.cpu_s: CPU time of this node process (process.cpuUsage).
-//   bench-optimize DIR [--cleanup-older-than-ms EPOCH_MS]   (metrics.cpu_s too)
+//   bench-optimize DIR [--cleanup-older-than-ms EPOCH_MS] [--n 0|1]   (metrics.cpu_s too)
 //       one optimize() (compaction, index optimization, cleanup of versions
 //       older than the cutoff — 7 days when absent), the table opened
-//       before the clock starts.
+//       before the clock starts; --n 0 opens the table and stops.
 //   bench-optimize-uri URI NAME [--cleanup-older-than-ms EPOCH_MS] [--n 0|1]
 //       [--storage-option K=V ...]
 //       bench-optimize on an object-store table (see bench-count-uri);
@@ -154,11 +154,12 @@ export function benchCommands(h) {
   }
 
   async function cmdBenchOptimize(mods, pos, flags) {
-    need(pos, 1, "bench-optimize DIR [--cleanup-older-than-ms EPOCH_MS]");
+    need(pos, 1, "bench-optimize DIR [--cleanup-older-than-ms EPOCH_MS] [--n 0|1]");
     const before = flags["cleanup-older-than-ms"] !== undefined ? intArg(flags["cleanup-older-than-ms"], "--cleanup-older-than-ms") : undefined;
     const ds = new Dataset(mods, pos[0]);
     try {
       const t = await ds.open();
+      if (count(flags) === 0) return { ns: "0", ops: 0 };
       const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       const s = await L("optimize", () => t.inner.optimize(before, false));
