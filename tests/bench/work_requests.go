@@ -35,7 +35,7 @@ func init() {
 	}
 	Register(Workload{
 		Name:  fmt.Sprintf("requests/s3-cleanup-%dk-versions", s3CleanupVersions/1000),
-		About: fmt.Sprintf("S3 (SeaweedFS): requests and wall time of cleaning up all but the latest of %d versions (each an overwrite; 100 with -short), Lance 12's optimize({cleanupOlderThan}) on an identical copy", s3CleanupVersions),
+		About: fmt.Sprintf("S3 (SeaweedFS): requests and wall time of cleaning up all but the latest of %d versions (each an overwrite; 30 with -short), Lance 12's optimize({cleanupOlderThan}) on an identical copy", s3CleanupVersions),
 		Base:  BaseLance,
 		Setup: setupS3Cleanup,
 	})
@@ -319,7 +319,7 @@ func setupS3Cleanup(ctx context.Context, env *Env) (*Pair, error) {
 	}
 	versions := s3CleanupVersions
 	if env.Short {
-		versions = 100
+		versions = 30
 	}
 	src, err := cleanupTable(ctx, env, versions)
 	if err != nil {
