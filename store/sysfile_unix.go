@@ -143,7 +143,7 @@ func linkRaw(oldpath, newpath string) error {
 }
 
 // readFileRaw reads the whole regular file at path: open, fstat, one read
-// of the size (more only if the file grew), close. A directory is
+// of the size fstat reported (more only if it fell short), close. A directory is
 // fs.ErrNotExist, as fileblob reports it.
 func readFileRaw(path string) ([]byte, error) {
 	b, _, err := readFileRawTime(path)
@@ -179,7 +179,7 @@ func readFileRawStat(path string) ([]byte, *unix.Stat_t, error) {
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		return nil, nil, pathErr("open", path, fs.ErrNotExist)
 	}
-	buf := make([]byte, 0, st.Size+1) // +1: see EOF in the same read
+	buf := make([]byte, 0, st.Size+1) // +1: room to see a grown file
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -195,5 +195,11 @@ func readFileRawStat(path string) ([]byte, *unix.Stat_t, error) {
 			return buf, &st, nil
 		}
 		buf = buf[:len(buf)+n]
+		if int64(len(buf)) == st.Size {
+			// The size fstat reported: the file as of the fstat, in
+			// one read (a regular file's read never returns its EOF
+			// with its last bytes, so waiting for it costs a call).
+			return buf, &st, nil
+		}
 	}
 }
