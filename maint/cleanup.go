@@ -142,7 +142,10 @@ func (s fileSet) has(key string) bool {
 // root that no kept manifest (nor any branch manifest) references is
 // deleted if a removed manifest referenced it ("verified"), or if it is
 // older than UnverifiedThreshold (or DeleteUnverified is set) — and never
-// when it was modified at or after the cutoff. Files under other base
+// when it was modified at or after the cutoff, or after the timestamp of
+// the oldest kept manifest (as Lance 12, which lists only files modified
+// before that: a newer file may belong to a write in flight, or be a
+// copy of the table whose modification times are all recent). Files under other base
 // paths are never touched; branch trees (tree/) are left to their branch.
 //
 // Crash safety: removed manifests are deleted first, oldest first, then
@@ -248,6 +251,11 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 	if err != nil {
 		return nil, err
 	}
+	// earliestKept is the oldest timestamp of a kept manifest: a file
+	// modified after it may belong to a write in flight (or be a copy) and
+	// is never deleted, verified or not, as Lance 12 lists only files
+	// modified before it.
+	var earliestKept time.Time
 	for i, vi := range versions {
 		ts := refs[i].timestamp
 		remove := vi.Version != latest
@@ -275,6 +283,9 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 			}
 		} else {
 			res.KeptVersions = append(res.KeptVersions, vi.Version)
+			if earliestKept.IsZero() || ts.Before(earliestKept) {
+				earliestKept = ts
+			}
 			for _, k := range refs[i].files {
 				keep[k] = true
 			}
@@ -309,7 +320,7 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 			return nil, l.err
 		}
 		for _, o := range l.objs {
-			if o.IsDir || keep.has(o.Key) || !o.ModTime.Before(cutoff) {
+			if o.IsDir || keep.has(o.Key) || !o.ModTime.Before(cutoff) || o.ModTime.After(earliestKept) {
 				continue
 			}
 			if !wantedFile(dir, o.Key) {
@@ -346,10 +357,11 @@ func Cleanup(ctx context.Context, st *store.Store, opts CleanupOptions) (*Cleanu
 		for i, v := range ph {
 			keys[i] = v.key
 		}
-		if err := deleteAll(ctx, st, keys); err != nil {
-			return res, err
+		n, err := st.DeleteMany(ctx, keys)
+		res.Requests += n
+		if err != nil {
+			return res, fmt.Errorf("cleanup: %w", err)
 		}
-		res.Requests += len(ph)
 	}
 	return res, nil
 }
@@ -397,8 +409,8 @@ func listDirs(ctx context.Context, st *store.Store, dirs [len(cleanupDirs)]strin
 	return out
 }
 
-// ioConcurrency bounds the manifest reads, and the deletes, cleanup keeps
-// in flight (object stores answer each in tens of milliseconds; local
+// ioConcurrency bounds the manifest reads cleanup keeps in flight
+// (object stores answer each in tens of milliseconds; local
 // directories serialize on their own locks).
 const ioConcurrency = 32
 
@@ -451,19 +463,4 @@ func forEach(ctx context.Context, n int, fn func(i int)) {
 		}()
 	}
 	wg.Wait()
-}
-
-// deleteAll deletes keys with ioConcurrency workers; a key already gone
-// is not an error.
-func deleteAll(ctx context.Context, st *store.Store, keys []string) error {
-	errs := make([]error, len(keys))
-	forEach(ctx, len(keys), func(i int) {
-		if err := st.Delete(ctx, keys[i]); err != nil && !errors.Is(err, store.ErrNotFound) {
-			errs[i] = fmt.Errorf("cleanup: deleting %s: %w", keys[i], err)
-		}
-	})
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return ctx.Err()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -445,5 +446,52 @@ func TestAutoCleanup_AfterCommit(t *testing.T) {
 	}
 	if d, err := maint.ParseDuration("1h 30min"); err != nil || d != 90*time.Minute {
 		t.Fatalf("1h 30min: %v %v", d, err)
+	}
+}
+
+// TestCleanup_FilesNewerThanOldestKeptManifestStay (Lance 12's listing
+// rule, §8.4): a file only a removed manifest references is still kept
+// when it was modified after the timestamp of the oldest kept manifest —
+// it may belong to a write in flight, or the table may be a copy whose
+// files are all recent — even with the cutoff past it; the same file with
+// an older modification time goes.
+func TestCleanup_FilesNewerThanOldestKeptManifestStay(t *testing.T) {
+	ctx := context.Background()
+	for _, newer := range []bool{true, false} {
+		t.Run(fmt.Sprintf("newer=%v", newer), func(t *testing.T) {
+			st, dir := localDir(t)
+			write(t, st, commit.ModeCreate, 0, 10, commit.WriteOptions{})
+			v1, err := manifest.ReadVersion(ctx, st.Bucket(), st.KeyPrefix(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old := "data/" + v1.Manifest.GetFragments()[0].GetFiles()[0].GetPath()
+			write(t, st, commit.ModeOverwrite, 10, 10, commit.WriteOptions{})
+			v2, err := manifest.ReadVersion(ctx, st.Bucket(), st.KeyPrefix(), 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mt := v2.Manifest.GetTimestamp().AsTime().Add(-time.Second)
+			if newer {
+				mt = v2.Manifest.GetTimestamp().AsTime().Add(time.Minute)
+			}
+			if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(old)), mt, mt); err != nil {
+				t.Fatal(err)
+			}
+			res, err := maint.Cleanup(ctx, st, maint.CleanupOptions{Before: time.Now().Add(time.Hour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(res.RemovedVersions, []uint64{1}) {
+				t.Fatalf("removed versions %v, want [1]", res.RemovedVersions)
+			}
+			ok, err := st.Exists(ctx, old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok != newer {
+				t.Fatalf("%s exists = %v after cleanup, want %v (removed %v)", old, ok, newer, res.RemovedFiles)
+			}
+		})
 	}
 }

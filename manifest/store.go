@@ -126,12 +126,49 @@ func stat(ctx context.Context, b *blob.Bucket, root string, scheme NamingScheme,
 // manifest, a hint MaxHintProbes or more versions behind (hints are
 // written only on local stores, so one left on an object store by an older
 // writer would otherwise cost a probe per version committed since), or any
-// error on that path falls back to a full listing, which is authoritative.
+// error on that path falls back to the listing (latestByListing), which is
+// authoritative.
 func LatestVersion(ctx context.Context, b *blob.Bucket, root string) (VersionInfo, error) {
 	if info, err := latestFromHint(ctx, b, root); err == nil {
 		return info, nil
 	} else if ctx.Err() != nil {
 		return VersionInfo{}, ctx.Err()
+	}
+	return latestByListing(ctx, b, root)
+}
+
+// latestByListing finds the latest version by listing _versions/ (§4.3,
+// lexically ordered listing): blob.List returns keys in lexicographical
+// order on every store, and a V2 name is u64::MAX − v zero-padded, so when
+// the first manifest name listed is a V2 name it is the newest version and
+// the listing stops there — one list request whatever the number of
+// versions, as Lance 12 does on such stores. When the first name is a V1
+// name (unpadded decimal, not ordered by version) every page is read and
+// the highest version taken; that full listing also reports a directory
+// mixing both schemes (ErrMixedNaming), as ListVersions does.
+func latestByListing(ctx context.Context, b *blob.Bucket, root string) (VersionInfo, error) {
+	prefix := Join(root, VersionsDir) + "/"
+	it := b.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return VersionInfo{}, fmt.Errorf("list %s: %w", prefix, err)
+		}
+		if obj.IsDir {
+			continue
+		}
+		name := strings.TrimPrefix(obj.Key, prefix)
+		v, s, ok := ParseManifestName(name)
+		if !ok || IsDetached(v) {
+			continue
+		}
+		if s != V2 {
+			break
+		}
+		return VersionInfo{Version: v, Scheme: s, Path: VersionsDir + "/" + name, Size: obj.Size, ModTime: obj.ModTime}, nil
 	}
 	all, err := ListVersions(ctx, b, root)
 	if err != nil {
@@ -214,9 +251,19 @@ func ReadInfo(ctx context.Context, b *blob.Bucket, root string, info VersionInfo
 	return ReadFile(ctx, b, Join(root, info.Path))
 }
 
-// LoadLatest finds the latest version (LatestVersion) and reads it.
+// LoadLatest finds the latest version and reads it: the manifest
+// LatestVersion would name, in fewer requests. With a hint naming version v
+// it reads v's manifest (which proves v exists — no separate stat) while it
+// stats v+1 (which must be missing for v to be the latest; the hint is never
+// trusted alone, §4.5): three requests with the hint file's read on a
+// current hint. Otherwise it falls back as LatestVersion does.
 func LoadLatest(ctx context.Context, b *blob.Bucket, root string) (*File, VersionInfo, error) {
-	info, err := LatestVersion(ctx, b, root)
+	if f, info, err := loadFromHint(ctx, b, root); err == nil {
+		return f, info, nil
+	} else if ctx.Err() != nil {
+		return nil, VersionInfo{}, ctx.Err()
+	}
+	info, err := latestByListing(ctx, b, root)
 	if err != nil {
 		return nil, VersionInfo{}, err
 	}
@@ -225,4 +272,68 @@ func LoadLatest(ctx context.Context, b *blob.Bucket, root string) (*File, Versio
 		return nil, VersionInfo{}, err
 	}
 	return f, info, nil
+}
+
+// loadFromHint is LoadLatest's hint path: the hinted manifest is read (V2
+// name, else V1 name) concurrently with the stat of the V2 name of v+1;
+// when v+1 exists (a stale hint) the probing goes on as in latestFromHint
+// and the newest manifest found is read.
+func loadFromHint(ctx context.Context, b *blob.Bucket, root string) (*File, VersionInfo, error) {
+	v, err := ReadHint(ctx, b, root)
+	if err != nil {
+		return nil, VersionInfo{}, err
+	}
+	if v == 0 || IsDetached(v) || v+1 >= math.MaxInt64 {
+		return nil, VersionInfo{}, fmt.Errorf("hint names version %d: %w", v, ErrCorrupt)
+	}
+	type probe struct {
+		info VersionInfo
+		err  error
+	}
+	next := make(chan probe, 1)
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		info, err := stat(pctx, b, root, V2, v+1)
+		next <- probe{info, err}
+	}()
+	scheme := V2
+	f, err := ReadFile(ctx, b, Join(root, ManifestPath(V2, v)))
+	if IsNotFound(err) {
+		scheme = V1
+		f, err = ReadFile(ctx, b, Join(root, ManifestPath(V1, v)))
+	}
+	if err != nil {
+		return nil, VersionInfo{}, err
+	}
+	p := <-next
+	if scheme == V1 {
+		p.info, p.err = stat(ctx, b, root, V1, v+1)
+	}
+	if IsNotFound(p.err) {
+		rel := ManifestPath(scheme, v)
+		return f, VersionInfo{Version: v, Scheme: scheme, Path: rel, Size: f.Size}, nil
+	}
+	if p.err != nil {
+		return nil, VersionInfo{}, p.err
+	}
+	cur := p.info
+	for probes := 1; cur.Version < math.MaxInt64; probes++ {
+		if probes == MaxHintProbes {
+			return nil, VersionInfo{}, fmt.Errorf("hint names version %d: %w", v, errHintTooStale)
+		}
+		n, err := stat(ctx, b, root, cur.Scheme, cur.Version+1)
+		if IsNotFound(err) {
+			break
+		}
+		if err != nil {
+			return nil, VersionInfo{}, err
+		}
+		cur = n
+	}
+	f, err = ReadInfo(ctx, b, root, cur)
+	if err != nil {
+		return nil, VersionInfo{}, err
+	}
+	return f, cur, nil
 }

@@ -25,6 +25,14 @@ func putVersion(t *testing.T, b *blob.Bucket, root string, scheme NamingScheme, 
 	}
 }
 
+func seq(from, to uint64) []uint64 {
+	var out []uint64
+	for v := from; v <= to; v++ {
+		out = append(out, v)
+	}
+	return out
+}
+
 func TestSpec4_3_LatestVersion(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -42,6 +50,9 @@ func TestSpec4_3_LatestVersion(t *testing.T) {
 		{"garbage hint", V1, []uint64{1, 2}, `xx`, 2},
 		{"V1 stale hint", V1, []uint64{1, 2, 3}, `{"version":1}`, 3},
 		{"hint 0", V2, []uint64{5}, `{"version":0}`, 5},
+		{"V2 no hint, versions past one list page", V2, seq(1, 2100), "", 2100},
+		{"V1 no hint, versions past one list page", V1, seq(1, 2100), "", 2100},
+		{"V2 hint two behind", V2, []uint64{1, 2, 3, 4, 5}, `{"version":3}`, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := memblob.OpenBucket(nil)
@@ -66,6 +77,12 @@ func TestSpec4_3_LatestVersion(t *testing.T) {
 			f, err := ReadInfo(ctx, b, "ds", info)
 			if err != nil || f.Manifest.GetVersion() != tc.want {
 				t.Fatalf("ReadInfo: %v", err)
+			}
+			// LoadLatest (the hinted manifest read instead of stated)
+			// finds the same version.
+			lf, linfo, err := LoadLatest(ctx, b, "ds")
+			if err != nil || linfo.Version != tc.want || linfo.Scheme != tc.scheme || linfo.Path != info.Path || lf.Manifest.GetVersion() != tc.want || linfo.Size != f.Size {
+				t.Fatalf("LoadLatest = %+v, %v; want %+v", linfo, err, info)
 			}
 			all, err := ListVersions(ctx, b, "ds")
 			if err != nil || len(all) != len(tc.versions) {
@@ -112,6 +129,14 @@ func TestSpec4_5_FarStaleHintFallsBackToListing(t *testing.T) {
 			info, err := LatestVersion(ctx, b, "ds")
 			if err != nil || info.Version != tc.latest {
 				t.Fatalf("LatestVersion = %+v, %v; want %d", info, err, tc.latest)
+			}
+			_, _, err = loadFromHint(ctx, b, "ds")
+			if got := errors.Is(err, errHintTooStale); got != tc.wantStale {
+				t.Fatalf("loadFromHint: %v, want too stale = %v", err, tc.wantStale)
+			}
+			f, linfo, err := LoadLatest(ctx, b, "ds")
+			if err != nil || linfo.Version != tc.latest || f.Manifest.GetVersion() != tc.latest {
+				t.Fatalf("LoadLatest = %+v, %v; want %d", linfo, err, tc.latest)
 			}
 		})
 	}

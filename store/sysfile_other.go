@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 )
 
 // rawFile wraps *os.File where raw descriptors are not available.
@@ -53,6 +54,27 @@ func linkAnon(*rawFile, string) error { return errNoProcLink }
 var errNoProcLink = errors.New("cannot link an unnamed file here")
 
 func linkRaw(oldpath, newpath string) error { return os.Link(oldpath, newpath) }
+
+func readFileRawTime(path string) ([]byte, time.Time, error) {
+	fi, err := os.Stat(path)
+	if err == nil && fi.IsDir() {
+		return nil, time.Time{}, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+	}
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	b, err := os.ReadFile(path)
+	return b, fi.ModTime(), err
+}
+
+// unlinkRaw removes the file at path, never a directory.
+func unlinkRaw(path string) error {
+	fi, err := os.Lstat(path)
+	if err == nil && fi.IsDir() {
+		return &fs.PathError{Op: "unlink", Path: path, Err: errors.New("is a directory")}
+	}
+	return os.Remove(path)
+}
 
 func readFileRaw(path string) ([]byte, error) {
 	fi, err := os.Stat(path)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -143,22 +144,43 @@ func linkRaw(oldpath, newpath string) error {
 }
 
 // readFileRaw reads the whole regular file at path: open, fstat, one read
-// of the size (more only if the file grew), close. A directory is
+// of the size fstat reported (more only if it fell short), close. A directory is
 // fs.ErrNotExist, as fileblob reports it.
 func readFileRaw(path string) ([]byte, error) {
+	b, _, err := readFileRawTime(path)
+	return b, err
+}
+
+// readFileRawTime is readFileRaw that also returns the file's modification
+// time (from the same fstat).
+func readFileRawTime(path string) ([]byte, time.Time, error) {
+	b, st, err := readFileRawStat(path)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return b, time.Unix(st.Mtim.Unix()), nil
+}
+
+// unlinkRaw removes the file at path with one unlink(2); a directory
+// fails (EISDIR on Linux, EPERM elsewhere) instead of being removed.
+func unlinkRaw(path string) error {
+	return pathErr("unlink", path, ignoringEINTR(func() error { return unix.Unlink(path) }))
+}
+
+func readFileRawStat(path string) ([]byte, *unix.Stat_t, error) {
 	f, err := openRaw(path, unix.O_RDONLY)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unix.Close(f.fd)
 	var st unix.Stat_t
 	if err := ignoringEINTR(func() error { return unix.Fstat(f.fd, &st) }); err != nil {
-		return nil, pathErr("fstat", path, err)
+		return nil, nil, pathErr("fstat", path, err)
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return nil, pathErr("open", path, fs.ErrNotExist)
+		return nil, nil, pathErr("open", path, fs.ErrNotExist)
 	}
-	buf := make([]byte, 0, st.Size+1) // +1: see EOF in the same read
+	buf := make([]byte, 0, st.Size+1) // +1: room to see a grown file
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -168,12 +190,18 @@ func readFileRaw(path string) ([]byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, pathErr("read", path, err)
+			return nil, nil, pathErr("read", path, err)
 		}
 		if n == 0 {
-			return buf, nil
+			return buf, &st, nil
 		}
 		buf = buf[:len(buf)+n]
+		if int64(len(buf)) == st.Size {
+			// The size fstat reported: the file as of the fstat, in
+			// one read (a regular file's read never returns its EOF
+			// with its last bytes, so waiting for it costs a call).
+			return buf, &st, nil
+		}
 	}
 }
 

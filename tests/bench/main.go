@@ -12,6 +12,10 @@ import (
 )
 
 func main() {
+	if op := os.Getenv(envOp); op != "" {
+		mainOp(op)
+		return
+	}
 	if os.Getenv(envWorker) == "1" {
 		if err := serveWorker(context.Background(), os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "bench worker:", err)

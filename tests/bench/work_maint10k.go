@@ -10,7 +10,6 @@ import (
 
 	"github.com/lancekeeper/lancekeeper/maint"
 	"github.com/lancekeeper/lancekeeper/store"
-	"github.com/lancekeeper/lancekeeper/tests/peerlance"
 )
 
 // maint/cleanup-10k-versions (issue 14, speed): cleanup of a table with
@@ -19,7 +18,9 @@ import (
 // (optimize({cleanupOlderThan}) in the node peer) on an identical copy.
 // The table (create + 9,999 overwrites of 10 rows, so 9,999 versions,
 // data files and transaction files go) is built once and cached; each
-// round copies it for each side (not timed).
+// round copies it for each side (not timed), keeping the files'
+// modification times: both cleanups keep a file modified after the oldest
+// kept manifest's timestamp.
 
 func init() {
 	Register(Workload{
@@ -70,11 +71,18 @@ func setupCleanup10k(ctx context.Context, env *Env) (*Pair, error) {
 	cp := func(side string) (string, error) {
 		round++
 		d := filepath.Join(dir, fmt.Sprintf("%s-%d.lance", side, round))
-		return d, peerlance.CopyDir(src, d)
+		return d, copyTreeKeepTimes(src, d)
 	}
 	left := func(d string) (int, error) {
-		ents, err := os.ReadDir(filepath.Join(d, "_versions"))
-		return len(ents), err
+		n := 0
+		for _, sub := range []string{"_versions", "data", "_transactions"} {
+			ents, err := os.ReadDir(filepath.Join(d, sub))
+			if err != nil {
+				return 0, err
+			}
+			n += len(ents)
+		}
+		return n, nil
 	}
 	return &Pair{
 		Ours: func(ctx context.Context) (Sample, error) {
@@ -102,6 +110,9 @@ func setupCleanup10k(ctx context.Context, env *Env) (*Pair, error) {
 			if len(res.RemovedVersions) != versions-1 {
 				return Sample{}, fmt.Errorf("removed %d versions, want %d", len(res.RemovedVersions), versions-1)
 			}
+			if n, err := left(d); err != nil || n > 4 {
+				return Sample{}, fmt.Errorf("our cleanup left %d entries in _versions, data and _transactions (%v)", n, err)
+			}
 			return Sample{Time: el, Metrics: map[string]float64{
 				"versions_removed": float64(len(res.RemovedVersions)),
 				"files_removed":    float64(len(res.RemovedFiles)),
@@ -120,11 +131,41 @@ func setupCleanup10k(ctx context.Context, env *Env) (*Pair, error) {
 			defer os.RemoveAll(d)
 			s, err := LanceTimed(ctx, p, "bench-optimize", d, "--cleanup-older-than-ms", strconv.FormatInt(time.Now().Add(time.Second).UnixMilli(), 10))
 			if err == nil {
-				if n, lerr := left(d); lerr == nil && n > 2 {
-					err = fmt.Errorf("Lance 12 left %d entries in _versions", n)
+				if n, lerr := left(d); lerr != nil || n > 4 {
+					err = fmt.Errorf("Lance 12 left %d entries in _versions, data and _transactions (%v)", n, lerr)
 				}
 			}
 			return s, err
 		},
 	}, nil
+}
+
+// copyTreeKeepTimes copies the directory tree src to dst (which must not
+// exist), files keeping their modification times.
+func copyTreeKeepTimes(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.Mkdir(target, 0o755)
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(target, b, 0o644); err != nil {
+			return err
+		}
+		return os.Chtimes(target, fi.ModTime(), fi.ModTime())
+	})
 }

@@ -6,12 +6,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lancekeeper/lancekeeper/commit"
+	"github.com/lancekeeper/lancekeeper/maint"
+	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/snapshot"
 	"github.com/lancekeeper/lancekeeper/store"
 	"github.com/lancekeeper/lancekeeper/tests/s3util"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // Object-store requests per operation on S3 (SeaweedFS), lancekeeper and
@@ -20,7 +25,7 @@ import (
 // of its one operation (GET range, GET, HEAD, LIST, PUT, …). The time
 // column is the operation's wall time through the proxy on loopback.
 func init() {
-	for _, n := range []int{1_000, 10_000} {
+	for _, n := range []int{1_000, 10_000, 100_000} {
 		Register(Workload{
 			Name:  fmt.Sprintf("requests/s3-count-%dk-fragments", n/1000),
 			About: fmt.Sprintf("S3 (SeaweedFS): requests of one fresh open of the latest version + count rows, %d fragments, %d versions", n, openCommits+1),
@@ -28,6 +33,12 @@ func init() {
 			Setup: func(ctx context.Context, env *Env) (*Pair, error) { return setupS3Count(ctx, env, n) },
 		})
 	}
+	Register(Workload{
+		Name:  fmt.Sprintf("requests/s3-cleanup-%dk-versions", s3CleanupVersions/1000),
+		About: fmt.Sprintf("S3 (SeaweedFS): requests and wall time of cleaning up all but the latest of %d versions (each an overwrite; 30 with -short), Lance 12's optimize({cleanupOlderThan}) on an identical copy", s3CleanupVersions),
+		Base:  BaseLance,
+		Setup: setupS3Cleanup,
+	})
 	Register(Workload{
 		Name:  "requests/s3-append",
 		About: "S3 (SeaweedFS): requests of one 10-row append (data file + commit) on a table with one version",
@@ -113,13 +124,15 @@ func requestMetrics(counts map[string]int) map[string]float64 {
 	return m
 }
 
-// upload copies the files under dir's subdirectories subs to the store at u.
+// upload copies the files under dir's subdirectories subs to the store at
+// u, 32 at a time.
 func upload(ctx context.Context, u, dir string, subs ...string) error {
 	st, err := store.Open(ctx, u)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	var rels []string
 	for _, sub := range subs {
 		err := filepath.WalkDir(filepath.Join(dir, sub), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
@@ -129,17 +142,33 @@ func upload(ctx context.Context, u, dir string, subs ...string) error {
 			if err != nil {
 				return err
 			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return st.Put(ctx, filepath.ToSlash(rel), data)
+			rels = append(rels, rel)
+			return nil
 		})
 		if err != nil {
 			return err
 		}
 	}
-	return nil
+	errs := make(chan error, len(rels))
+	sem := make(chan struct{}, 32)
+	for _, rel := range rels {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			data, err := os.ReadFile(filepath.Join(dir, rel))
+			if err == nil {
+				err = st.Put(ctx, filepath.ToSlash(rel), data)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range rels {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 func setupS3Count(ctx context.Context, env *Env, frags int) (*Pair, error) {
@@ -269,4 +298,166 @@ func setupS3Append(ctx context.Context, env *Env) (*Pair, error) {
 		},
 		Close: func() error { releaseAll(recs); return b.close() },
 	}, nil
+}
+
+// s3CleanupVersions is the size of the S3 cleanup table: every round
+// uploads two copies of it (3 objects per version), which SeaweedFS on
+// this machine takes in at a few hundred objects a second, so it is
+// smaller than maint/cleanup-10k-versions' local table.
+const s3CleanupVersions = 1000
+
+// setupS3Cleanup: each round uploads the cached table of
+// s3CleanupVersions versions (maint/cleanup-10k-versions' kind) to a fresh
+// prefix for each side (not timed, not counted), then counts one cleanup
+// of every version but the latest, with the cutoff one second in the
+// future. Lance's count has the requests of opening the table subtracted
+// (bench-optimize-uri --n 0 on the same copy first).
+func setupS3Cleanup(ctx context.Context, env *Env) (*Pair, error) {
+	p, err := env.Peer()
+	if err != nil {
+		return nil, err
+	}
+	versions := s3CleanupVersions
+	if env.Short {
+		versions = 30
+	}
+	src, err := cleanupTable(ctx, env, versions)
+	if err != nil {
+		return nil, err
+	}
+	b, err := startS3Bench(env)
+	if err != nil {
+		return nil, err
+	}
+	round := 0
+	cp := func(side string) (string, error) {
+		round++
+		name := fmt.Sprintf("%s-%d", side, round)
+		u := b.url("cleanup/"+name+".lance", false)
+		if err := upload(ctx, u, src, "_transactions", "data"); err != nil {
+			return "", err
+		}
+		// Both cleanups keep files modified after the oldest kept
+		// manifest's timestamp (a write may be in flight), and an upload
+		// makes every file recent: the manifests go last, stamped after
+		// the files, as if the versions had been committed just now.
+		time.Sleep(1100 * time.Millisecond)
+		return name, uploadManifests(ctx, u, src, time.Now())
+	}
+	left := func(name string) (int, error) {
+		st, err := store.Open(ctx, b.url("cleanup/"+name+".lance", false))
+		if err != nil {
+			return 0, err
+		}
+		defer st.Close()
+		objs, err := st.List(ctx, "", store.ListOptions{})
+		return len(objs), err
+	}
+	return &Pair{
+		Ours: func(ctx context.Context) (Sample, error) {
+			name, err := cp("ours")
+			if err != nil {
+				return Sample{}, err
+			}
+			st, err := store.Open(ctx, b.url("cleanup/"+name+".lance", true))
+			if err != nil {
+				return Sample{}, err
+			}
+			defer st.Close()
+			b.proxy.Reset()
+			start := now()
+			res, err := maint.Cleanup(ctx, st, maint.CleanupOptions{Before: time.Now().Add(time.Second)})
+			el := since(start)
+			counts := b.proxy.Reset()
+			if err != nil {
+				return Sample{}, err
+			}
+			if len(res.RemovedVersions) != versions-1 {
+				return Sample{}, fmt.Errorf("removed %d versions, want %d", len(res.RemovedVersions), versions-1)
+			}
+			m := requestMetrics(counts)
+			m["versions_removed"] = float64(len(res.RemovedVersions))
+			// The latest version's manifest, transaction, data file and
+			// the hint the local writer left.
+			if n, err := left(name); err != nil || n != 4 {
+				return Sample{}, fmt.Errorf("after our cleanup %d objects are left (%v), want 4", n, err)
+			}
+			return Sample{Time: el, Ops: 1, Metrics: m}, nil
+		},
+		Base: func(ctx context.Context) (Sample, error) {
+			name, err := cp("lance")
+			if err != nil {
+				return Sample{}, err
+			}
+			args := append([]string{"bench-optimize-uri"}, b.lanceArgs("cleanup", name)...)
+			args = append(args, "--cleanup-older-than-ms", strconv.FormatInt(time.Now().Add(time.Second).UnixMilli(), 10))
+			b.proxy.Reset()
+			if _, err := LanceTimed(ctx, p, append(args, "--n", "0")...); err != nil {
+				return Sample{}, err
+			}
+			open := b.proxy.Reset()
+			s, err := LanceTimed(ctx, p, append(args, "--n", "1")...)
+			if err != nil {
+				return Sample{}, err
+			}
+			counts := b.proxy.Reset()
+			for k, v := range open {
+				counts[k] -= v
+			}
+			m := requestMetrics(counts)
+			m["versions_removed"] = s.Metrics["versions_removed"]
+			m["cpu_s"] = s.Metrics["cpu_s"]
+			s.Metrics = m
+			if n, err := left(name); err != nil || n > 4 {
+				return Sample{}, fmt.Errorf("after Lance's cleanup %d objects are left (%v); its requests %s, metrics %v", n, err, s3util.Format(counts), m)
+			}
+			return s, nil
+		},
+		Close: b.close,
+	}, nil
+}
+
+// uploadManifests copies the manifests (and the hint) of the table in dir
+// to the store at u, each manifest's timestamp set to stamp plus its
+// version in microseconds (so they stay ordered).
+func uploadManifests(ctx context.Context, u, dir string, stamp time.Time) error {
+	st, err := store.Open(ctx, u)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ents, err := os.ReadDir(filepath.Join(dir, manifest.VersionsDir))
+	if err != nil {
+		return err
+	}
+	errs := make(chan error, len(ents))
+	sem := make(chan struct{}, 32)
+	for _, e := range ents {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			rel := manifest.VersionsDir + "/" + e.Name()
+			data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+			if err == nil {
+				if _, _, ok := manifest.ParseManifestName(e.Name()); ok {
+					var f *manifest.File
+					if f, err = manifest.Decode(rel, data); err == nil {
+						f.Manifest.Timestamp = timestamppb.New(stamp.Add(time.Duration(f.Manifest.GetVersion()) * time.Microsecond))
+						data, err = manifest.Encode(f.Manifest, f.IndexSection, f.Transaction)
+					}
+				}
+			}
+			if err == nil {
+				err = st.Put(ctx, rel, data)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range ents {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

@@ -15,10 +15,14 @@
 //       N times: create DIR (mode overwrite after the first) from the IPC
 //       file's rows; the file is read into memory before the clock starts.
 //       metrics.cpu_s: CPU time of this node process (process.cpuUsage).
-//   bench-optimize DIR [--cleanup-older-than-ms EPOCH_MS]   (metrics.cpu_s too)
+//   bench-optimize DIR [--cleanup-older-than-ms EPOCH_MS] [--n 0|1]   (metrics.cpu_s too)
 //       one optimize() (compaction, index optimization, cleanup of versions
 //       older than the cutoff — 7 days when absent), the table opened
-//       before the clock starts.
+//       before the clock starts; --n 0 opens the table and stops.
+//   bench-optimize-uri URI NAME [--cleanup-older-than-ms EPOCH_MS] [--n 0|1]
+//       [--storage-option K=V ...]
+//       bench-optimize on an object-store table (see bench-count-uri);
+//       --n 0 opens the table and stops (its requests are the open's).
 //
 // Result: {ns, ops, metrics?} with ns a decimal string (nanoseconds).
 
@@ -153,11 +157,12 @@ export function benchCommands(h) {
   }
 
   async function cmdBenchOptimize(mods, pos, flags) {
-    need(pos, 1, "bench-optimize DIR [--cleanup-older-than-ms EPOCH_MS]");
+    need(pos, 1, "bench-optimize DIR [--cleanup-older-than-ms EPOCH_MS] [--n 0|1]");
     const before = flags["cleanup-older-than-ms"] !== undefined ? intArg(flags["cleanup-older-than-ms"], "--cleanup-older-than-ms") : undefined;
     const ds = new Dataset(mods, pos[0]);
     try {
       const t = await ds.open();
+      if (count(flags) === 0) return { ns: "0", ops: 0 };
       const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       const s = await L("optimize", () => t.inner.optimize(before, false));
@@ -204,6 +209,29 @@ export function benchCommands(h) {
     return { ns: ns.toString(), ops: n, metrics: { rows: rows * n } };
   }
 
+  async function cmdBenchOptimizeURI(mods, pos, flags) {
+    need(pos, 2, "bench-optimize-uri URI NAME [--cleanup-older-than-ms EPOCH_MS] [--n 0|1] [--storage-option K=V ...]");
+    const before = flags["cleanup-older-than-ms"] !== undefined ? intArg(flags["cleanup-older-than-ms"], "--cleanup-older-than-ms") : undefined;
+    const n = count(flags);
+    const db = await L("connect", () => mods.lancedb.connect(pos[0], { storageOptions: uriStorageOptions(flags) }));
+    const t = await L("open", () => db.openTable(pos[1]));
+    if (n === 0) return { ns: "0", ops: 0 };
+    const c0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    const s = await L("optimize", () => t.inner.optimize(before, false));
+    const ns = process.hrtime.bigint() - t0;
+    const c = process.cpuUsage(c0);
+    return {
+      ns: ns.toString(),
+      ops: 1,
+      metrics: {
+        fragments_removed: s?.compaction?.fragmentsRemoved ?? 0,
+        versions_removed: s?.prune?.oldVersionsRemoved ?? 0,
+        cpu_s: (c.user + c.system) / 1e6,
+      },
+    };
+  }
+
   async function cmdBenchAppendURI(mods, pos, flags) {
     need(pos, 2, "bench-append-uri URI NAME --ipc F.arrow [--n N] [--storage-option K=V ...]");
     if (flags.ipc === undefined) throw new h.UsageError("bench-append-uri needs --ipc");
@@ -220,6 +248,7 @@ export function benchCommands(h) {
   return {
     "bench-count-uri": cmdBenchCountURI,
     "bench-append-uri": cmdBenchAppendURI,
+    "bench-optimize-uri": cmdBenchOptimizeURI,
     "bench-scan": cmdBenchScan,
     "bench-optimize": cmdBenchOptimize,
     "bench-append": cmdBenchAppend,
