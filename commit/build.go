@@ -32,6 +32,7 @@ type buildInput struct {
 	prevIndices []*pb.IndexMetadata // its index section
 	txn         *pb.Transaction     // the transaction, already rebased
 	txnFile     string              // name of the .txn file in _transactions/ ("" when none)
+	noTxnFile   bool                // no .txn file: the transaction is inline only (flag bit 5)
 	version     uint64              // version of the manifest being built
 	now         time.Time
 
@@ -187,6 +188,7 @@ func finish(m *pb.Manifest, indices []*pb.IndexMetadata, flagParentR, flagParent
 		BasePaths:         len(m.GetBasePaths()) > 0,
 		ReferencesV1Seeds: in.referencesV1Seeds,
 		ActivateZoneSeeds: in.activateSeeds,
+		NoTransactionFile: in.noTxnFile,
 	}
 	stable := in.stableRowIDs || flagParentR&flags.StableRowIDs != 0
 	withRowIDs := 0
