@@ -187,9 +187,15 @@ type memoStore interface {
 // it had right after the link (store.Store.Identity: same inode, size and
 // times) — a dataset deleted and made again under the same path, or a
 // manifest replaced by hand, is read from the store as before.
+//
+// It keeps the manifest decoded (from the very bytes published), so the
+// next commit starts without decoding it: the decoding happens in
+// rememberLatest, while the fsync of the manifest's name runs. The file is
+// shared by the commits that start from it and is read-only, like every
+// *manifest.File a commit caches (build clones the previous manifest).
 type latestMemo struct {
 	info  manifest.VersionInfo
-	data  []byte
+	file  *manifest.File
 	ident string
 }
 
@@ -212,7 +218,12 @@ func rememberLatest(ctx context.Context, st Store, info manifest.VersionInfo, da
 		ms.SetMemo(name, nil)
 		return
 	}
-	ms.SetMemo(name, &latestMemo{info: info, data: data, ident: id})
+	f, err := manifest.Decode(manifest.Join(st.KeyPrefix(), info.Path), data)
+	if err != nil {
+		ms.SetMemo(name, nil)
+		return
+	}
+	ms.SetMemo(name, &latestMemo{info: info, file: f, ident: id})
 }
 
 // fromMemo returns the latest manifest from the memo of rememberLatest
@@ -234,10 +245,6 @@ func (d *dataset) fromMemo(ctx context.Context) (*manifest.File, manifest.Versio
 	if id, err := ms.Identity(ctx, m.info.Path); err != nil || id != m.ident {
 		return nil, manifest.VersionInfo{}, false
 	}
-	f, err := manifest.Decode(manifest.Join(d.root, m.info.Path), m.data)
-	if err != nil {
-		return nil, manifest.VersionInfo{}, false
-	}
-	d.files[m.info.Version] = f
-	return f, m.info, true
+	d.files[m.info.Version] = m.file
+	return m.file, m.info, true
 }
