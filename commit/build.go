@@ -28,7 +28,10 @@ func writerVersion() *pb.Manifest_WriterVersion {
 // function of it, so every attempt of a commit re-derives the manifest (and
 // its flags, Q18) from the latest version it is about to follow.
 type buildInput struct {
-	prev        *pb.Manifest        // latest manifest; nil when creating a dataset
+	prev *pb.Manifest // latest manifest; nil when creating a dataset
+	// prevCopy, when set, is a private copy of prev (equal to
+	// proto.Clone(prev)) that build may use as the new manifest.
+	prevCopy    *pb.Manifest
 	prevIndices []*pb.IndexMetadata // its index section
 	txn         *pb.Transaction     // the transaction, already rebased
 	txnFile     string              // name of the .txn file in _transactions/ ("" when none)
@@ -89,9 +92,12 @@ func build(in *buildInput) (*buildResult, error) {
 		return buildRestore(in)
 	}
 	var m *pb.Manifest
-	if in.prev != nil {
+	switch {
+	case in.prevCopy != nil:
+		m = in.prevCopy
+	case in.prev != nil:
 		m = proto.Clone(in.prev).(*pb.Manifest)
-	} else {
+	default:
 		m = &pb.Manifest{}
 	}
 	common(m, in)
@@ -288,7 +294,9 @@ func checkVersionInvariants(m *pb.Manifest) error {
 		base int64 // -1: the dataset's own data/ directory
 		path string
 	}
-	seen := make(map[fileKey]uint64)
+	// Sized for one data file per fragment (the common case): growing
+	// the map was most of this check's cost on every commit.
+	seen := make(map[fileKey]uint64, len(m.GetFragments()))
 	ids := make(map[uint64]bool, len(m.GetFragments()))
 	for _, f := range m.GetFragments() {
 		id := f.GetId()

@@ -3,6 +3,11 @@ package commit
 import (
 	"context"
 	"errors"
+	"sync/atomic"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/lancekeeper/lancekeeper/manifest/pb"
 
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/store"
@@ -193,10 +198,30 @@ type memoStore interface {
 // rememberLatest, while the fsync of the manifest's name runs. The file is
 // shared by the commits that start from it and is read-only, like every
 // *manifest.File a commit caches (build clones the previous manifest).
+//
+// spare is a private copy of file.Manifest (made there too), which the
+// first commit building on exactly that manifest takes as the start of
+// its new manifest instead of cloning the shared one in build (takeSpare).
 type latestMemo struct {
 	info  manifest.VersionInfo
 	file  *manifest.File
 	ident string
+	spare atomic.Pointer[pb.Manifest]
+}
+
+// takeSpare returns a private copy of prev, equal to proto.Clone(prev),
+// when prev is the manifest of st's memo and no commit took the copy
+// before; nil otherwise (build then clones prev).
+func takeSpare(st Store, prev *pb.Manifest) *pb.Manifest {
+	ms, ok := st.(memoStore)
+	if !ok || prev == nil {
+		return nil
+	}
+	m, ok := ms.Memo(memoName(st.KeyPrefix())).(*latestMemo)
+	if !ok || m.file.Manifest != prev {
+		return nil
+	}
+	return m.spare.Swap(nil)
 }
 
 func memoName(root string) string { return "commit/latest " + root }
@@ -223,7 +248,9 @@ func rememberLatest(ctx context.Context, st Store, info manifest.VersionInfo, da
 		ms.SetMemo(name, nil)
 		return
 	}
-	ms.SetMemo(name, &latestMemo{info: info, file: f, ident: id})
+	lm := &latestMemo{info: info, file: f, ident: id}
+	lm.spare.Store(proto.Clone(f.Manifest).(*pb.Manifest))
+	ms.SetMemo(name, lm)
 }
 
 // fromMemo returns the latest manifest from the memo of rememberLatest
