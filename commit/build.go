@@ -28,10 +28,7 @@ func writerVersion() *pb.Manifest_WriterVersion {
 // function of it, so every attempt of a commit re-derives the manifest (and
 // its flags, Q18) from the latest version it is about to follow.
 type buildInput struct {
-	prev *pb.Manifest // latest manifest; nil when creating a dataset
-	// prevCopy, when set, is a private copy of prev (equal to
-	// proto.Clone(prev)) that build may use as the new manifest.
-	prevCopy    *pb.Manifest
+	prev        *pb.Manifest        // latest manifest; nil when creating a dataset
 	prevIndices []*pb.IndexMetadata // its index section
 	txn         *pb.Transaction     // the transaction, already rebased
 	txnFile     string              // name of the .txn file in _transactions/ ("" when none)
@@ -92,12 +89,9 @@ func build(in *buildInput) (*buildResult, error) {
 		return buildRestore(in)
 	}
 	var m *pb.Manifest
-	switch {
-	case in.prevCopy != nil:
-		m = in.prevCopy
-	case in.prev != nil:
+	if in.prev != nil {
 		m = proto.Clone(in.prev).(*pb.Manifest)
-	default:
+	} else {
 		m = &pb.Manifest{}
 	}
 	common(m, in)

@@ -445,11 +445,6 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if in.noTxnFile {
 			in.txnFile = ""
 		}
-		if t.Kind() != OpRestore {
-			// The memo's private copy of prev, made while the previous
-			// commit's fsync ran, saves build the clone.
-			in.prevCopy = takeSpare(st, prev)
-		}
 		if in.version&manifest.DetachedBit != 0 {
 			return nil, fmt.Errorf("%s: version %d would set bit 63 (detached)", st, in.version)
 		}

@@ -3,11 +3,6 @@ package commit
 import (
 	"context"
 	"errors"
-	"sync/atomic"
-
-	"google.golang.org/protobuf/proto"
-
-	"github.com/lancekeeper/lancekeeper/manifest/pb"
 
 	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/store"
@@ -192,36 +187,10 @@ type memoStore interface {
 // it had right after the link (store.Store.Identity: same inode, size and
 // times) — a dataset deleted and made again under the same path, or a
 // manifest replaced by hand, is read from the store as before.
-//
-// It keeps the manifest decoded (from the very bytes published), so the
-// next commit starts without decoding it: the decoding happens in
-// rememberLatest, while the fsync of the manifest's name runs. The file is
-// shared by the commits that start from it and is read-only, like every
-// *manifest.File a commit caches (build clones the previous manifest).
-//
-// spare is a private copy of file.Manifest (made there too), which the
-// first commit building on exactly that manifest takes as the start of
-// its new manifest instead of cloning the shared one in build (takeSpare).
 type latestMemo struct {
 	info  manifest.VersionInfo
-	file  *manifest.File
+	data  []byte
 	ident string
-	spare atomic.Pointer[pb.Manifest]
-}
-
-// takeSpare returns a private copy of prev, equal to proto.Clone(prev),
-// when prev is the manifest of st's memo and no commit took the copy
-// before; nil otherwise (build then clones prev).
-func takeSpare(st Store, prev *pb.Manifest) *pb.Manifest {
-	ms, ok := st.(memoStore)
-	if !ok || prev == nil {
-		return nil
-	}
-	m, ok := ms.Memo(memoName(st.KeyPrefix())).(*latestMemo)
-	if !ok || m.file.Manifest != prev {
-		return nil
-	}
-	return m.spare.Swap(nil)
 }
 
 func memoName(root string) string { return "commit/latest " + root }
@@ -243,14 +212,7 @@ func rememberLatest(ctx context.Context, st Store, info manifest.VersionInfo, da
 		ms.SetMemo(name, nil)
 		return
 	}
-	f, err := manifest.Decode(manifest.Join(st.KeyPrefix(), info.Path), data)
-	if err != nil {
-		ms.SetMemo(name, nil)
-		return
-	}
-	lm := &latestMemo{info: info, file: f, ident: id}
-	lm.spare.Store(proto.Clone(f.Manifest).(*pb.Manifest))
-	ms.SetMemo(name, lm)
+	ms.SetMemo(name, &latestMemo{info: info, data: data, ident: id})
 }
 
 // fromMemo returns the latest manifest from the memo of rememberLatest
@@ -272,6 +234,10 @@ func (d *dataset) fromMemo(ctx context.Context) (*manifest.File, manifest.Versio
 	if id, err := ms.Identity(ctx, m.info.Path); err != nil || id != m.ident {
 		return nil, manifest.VersionInfo{}, false
 	}
-	d.files[m.info.Version] = m.file
-	return m.file, m.info, true
+	f, err := manifest.Decode(manifest.Join(d.root, m.info.Path), m.data)
+	if err != nil {
+		return nil, manifest.VersionInfo{}, false
+	}
+	d.files[m.info.Version] = f
+	return f, m.info, true
 }

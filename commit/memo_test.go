@@ -7,10 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/lancekeeper/lancekeeper/manifest"
-	"github.com/lancekeeper/lancekeeper/manifest/pb"
 	"github.com/lancekeeper/lancekeeper/store"
 )
 
@@ -152,10 +149,9 @@ func TestPutInPlace_HintTornOrShorter(t *testing.T) {
 }
 
 // TestMemo_SharedByConcurrentWritersOfOneStore: goroutines appending
-// through one store start from the same memo (one decoded manifest, shared
-// read-only; build clones it) — every append lands at its own version and
-// no row is lost (§5.2: each commit follows the latest manifest). Run it
-// with -race to check the sharing.
+// through one store start from the same memo — every append lands at its
+// own version and no row is lost (§5.2: each commit follows the latest
+// manifest). Run it with -race to check the sharing.
 func TestMemo_SharedByConcurrentWritersOfOneStore(t *testing.T) {
 	ctx := context.Background()
 	st := localStore(t)
@@ -189,38 +185,4 @@ func TestMemo_SharedByConcurrentWritersOfOneStore(t *testing.T) {
 		t.Fatalf("rows %d, want %d", got, 10*(1+writers*each))
 	}
 	checkDataReadable(t, st)
-}
-
-// TestMemo_SpareTakenOnce: the memo's private copy of the manifest it
-// holds equals it (so a build starting from it equals one starting from a
-// clone, §5.5) and is handed to one commit only, and only to a commit
-// building on exactly the memo's manifest.
-func TestMemo_SpareTakenOnce(t *testing.T) {
-	ctx := context.Background()
-	st := localStore(t)
-	if _, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 0), WriteOptions{Mode: ModeCreate}); err != nil {
-		t.Fatal(err)
-	}
-	m, ok := st.Memo(memoName(st.KeyPrefix())).(*latestMemo)
-	if !ok {
-		t.Fatal("no memo after a commit")
-	}
-	prev := m.file.Manifest
-	if other := takeSpare(st, proto.Clone(prev).(*pb.Manifest)); other != nil {
-		t.Fatal("the spare was handed out for another manifest")
-	}
-	spare := takeSpare(st, prev)
-	if spare == nil || spare == prev || !proto.Equal(spare, prev) {
-		t.Fatalf("spare %p (prev %p) is not a private equal copy", spare, prev)
-	}
-	if again := takeSpare(st, prev); again != nil {
-		t.Fatal("the spare was handed out twice")
-	}
-	// The next append (no spare left) clones and still lands.
-	if res, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 10), WriteOptions{Mode: ModeAppend}); err != nil || res.Version != 2 {
-		t.Fatalf("append after the spare was taken: %v", err)
-	}
-	if got := totalRows(t, st); got != 20 {
-		t.Fatalf("rows %d, want 20", got)
-	}
 }
