@@ -153,6 +153,7 @@ func TestOptionsRefusedWhereTheyDoNotApply(t *testing.T) {
 		{"zero Option", func() error { _, err := ds.Checkout(ctx, Option{}); return err }},
 		{"R56 activation without seeds", func() error { _, err := ds.Append(ctx, rows(0, 1), ActivateZoneWriteSeeds()); return err }},
 		{"nil reader", func() error { _, err := ds.Append(ctx, nil); return err }},
+		{"InlineTransactionOnly to Open", func() error { _, err := Open(ctx, "mem://opts", InlineTransactionOnly()); return err }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -315,6 +316,26 @@ func TestBranchHandles(t *testing.T) {
 }
 
 // Create refuses an existing dataset with the typed error.
+// §6.1 bit 5 (DISABLE_TRANSACTION_FILE, writer only, per commit): the
+// opt-in InlineTransactionOnly writes no .txn file and flags only its own
+// version; the next append without it clears the bit.
+func TestInlineTransactionOnly_Bit5PerCommit(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "t.lance")
+	ds := create(t, dir, 3, InlineTransactionOnly())
+	sum := mustT[*Summary](t)(ds.Summary(ctx))
+	if sum.WriterFlags&flags.DisableTransactionFile == 0 || sum.ReaderFlags&flags.DisableTransactionFile != 0 {
+		t.Fatalf("flags reader %d writer %d: bit 5 in the writer word only", sum.ReaderFlags, sum.WriterFlags)
+	}
+	if ents, err := os.ReadDir(filepath.Join(dir, "_transactions")); err == nil && len(ents) > 0 {
+		t.Fatalf("inline-only create wrote %d transaction files", len(ents))
+	}
+	ds2 := mustT[*Dataset](t)(ds.Append(ctx, rows(3, 6))) // same handle as ds: closed with it
+	if sum := mustT[*Summary](t)(ds2.Summary(ctx)); sum.WriterFlags&flags.DisableTransactionFile != 0 || sum.Rows != 6 {
+		t.Fatalf("append without the option: writer flags %d, rows %d", sum.WriterFlags, sum.Rows)
+	}
+}
+
 func TestCreateExisting(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "t.lance")
 	create(t, dir, 3)

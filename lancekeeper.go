@@ -173,6 +173,7 @@ func (h *handle) write(ctx context.Context, branch string, mode commit.Mode, rec
 		Commit:             h.commitOptions(),
 	}
 	wo.Commit.EnableZoneWriteSeeds = s.activate
+	wo.Commit.InlineTransactionOnly = s.inlineTxnOnly
 	// A table whose config asks for it (lance.auto_cleanup.*) is cleaned
 	// after the commit as Lance does; a cleanup error never fails the commit.
 	wo.Commit.AfterCommit = maint.AfterCommit(st, nil)
@@ -238,6 +239,7 @@ type settings struct {
 	dryRun         bool
 	allVersions    bool
 	storageVersion string
+	inlineTxnOnly  bool
 }
 
 func (s *settings) ref() snapshot.Ref {
@@ -332,6 +334,18 @@ func WithMaxRowsPerFile(n int) Option {
 // table's).
 func WithStorageVersion(v string) Option {
 	return Option{name: "WithStorageVersion", use: useWrite, set: func(s *settings) { s.storageVersion = v }}
+}
+
+// InlineTransactionOnly is an opt-in for faster durable commits: the
+// commit writes no _transactions/*.txn file, only the manifest's inline
+// transaction, and sets the writer flag DISABLE_TRANSACTION_FILE (bit 5)
+// on that version — one file creation and its fsyncs fewer per commit.
+// Lance 12 reads such a table and appends to it; a Lance writer that
+// predates the flag refuses to write to it while such a version is the
+// latest. Never the default. For Create, Append and Overwrite
+// (commit.Options.InlineTransactionOnly).
+func InlineTransactionOnly() Option {
+	return Option{name: "InlineTransactionOnly", use: useWrite, set: func(s *settings) { s.inlineTxnOnly = true }}
 }
 
 // Deep makes Clone copy every file the version references (§8.2) instead

@@ -32,6 +32,7 @@ type buildInput struct {
 	prevIndices []*pb.IndexMetadata // its index section
 	txn         *pb.Transaction     // the transaction, already rebased
 	txnFile     string              // name of the .txn file in _transactions/ ("" when none)
+	noTxnFile   bool                // no .txn file: the transaction is inline only (flag bit 5)
 	version     uint64              // version of the manifest being built
 	now         time.Time
 
@@ -187,6 +188,7 @@ func finish(m *pb.Manifest, indices []*pb.IndexMetadata, flagParentR, flagParent
 		BasePaths:         len(m.GetBasePaths()) > 0,
 		ReferencesV1Seeds: in.referencesV1Seeds,
 		ActivateZoneSeeds: in.activateSeeds,
+		NoTransactionFile: in.noTxnFile,
 	}
 	stable := in.stableRowIDs || flagParentR&flags.StableRowIDs != 0
 	withRowIDs := 0
@@ -286,7 +288,9 @@ func checkVersionInvariants(m *pb.Manifest) error {
 		base int64 // -1: the dataset's own data/ directory
 		path string
 	}
-	seen := make(map[fileKey]uint64)
+	// Sized for one data file per fragment (the common case): growing
+	// the map was most of this check's cost on every commit.
+	seen := make(map[fileKey]uint64, len(m.GetFragments()))
 	ids := make(map[uint64]bool, len(m.GetFragments()))
 	for _, f := range m.GetFragments() {
 		id := f.GetId()

@@ -84,6 +84,18 @@ type Options struct {
 	// NoHint skips writing _versions/latest_version_hint.json, which
 	// commits otherwise write on local stores.
 	NoHint bool
+	// InlineTransactionOnly is an opt-in: the commit writes no
+	// _transactions/*.txn file; its transaction is stored only in the
+	// manifest's inline section, the manifest's transaction_file is empty
+	// and its writer flags carry DISABLE_TRANSACTION_FILE (bit 5, writer
+	// only, per commit — lance-table-format.md §6.1, §6.2). It saves one
+	// file creation and its syncs per commit. Lance 12 opens such a
+	// version and appends after it (it reads the inline section first,
+	// §5.2 a); a Lance writer that predates the flag (flags.Supported
+	// without bit 5) refuses to write to the table until a later commit
+	// without the flag is the latest version. Readers are not affected
+	// (the bit is writer-only). Clones always write their .txn file.
+	InlineTransactionOnly bool
 	// Backoff returns the pause before attempt n (n ≥ 2); nil uses a
 	// jittered exponential backoff.
 	Backoff func(attempt int) time.Duration
@@ -428,7 +440,10 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		in := &buildInput{
 			prev: prev, prevIndices: prevIdx, txn: t.msg, version: latestV + 1,
 			now: opts.Now(), stableRowIDs: t.stableRowIDs, activateSeeds: t.activateSeeds,
-			txnFile: t.FileName(),
+			txnFile: t.FileName(), noTxnFile: opts.InlineTransactionOnly,
+		}
+		if in.noTxnFile {
+			in.txnFile = ""
 		}
 		if in.version&manifest.DetachedBit != 0 {
 			return nil, fmt.Errorf("%s: version %d would set bit 63 (detached)", st, in.version)
@@ -460,17 +475,19 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 				return nil, err
 			}
 		}
-		txnBytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(t.msg)
-		if err != nil {
-			return nil, err
-		}
-		// The file name depends only on (read_version, uuid): a retry
-		// rewrites it only when a rebase changed the transaction.
-		if !bytes.Equal(txnBytes, writtenTxn) {
-			if err := putPending(ctx, st, &t.pending, manifest.TransactionsDir+"/"+in.txnFile, txnBytes); err != nil {
-				return nil, fmt.Errorf("write transaction file: %w", err)
+		if !in.noTxnFile {
+			txnBytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(t.msg)
+			if err != nil {
+				return nil, err
 			}
-			writtenTxn = txnBytes
+			// The file name depends only on (read_version, uuid): a retry
+			// rewrites it only when a rebase changed the transaction.
+			if !bytes.Equal(txnBytes, writtenTxn) {
+				if err := putPending(ctx, st, &t.pending, manifest.TransactionsDir+"/"+in.txnFile, txnBytes); err != nil {
+					return nil, fmt.Errorf("write transaction file: %w", err)
+				}
+				writtenTxn = txnBytes
+			}
 		}
 		var idx *pb.IndexSection
 		if res.indices != nil {

@@ -195,16 +195,27 @@ func checkDataReadable(t testing.TB, st Store) {
 // the new one (after it), every data file the latest manifest names is
 // present and complete, and the next commit lands at the next version.
 func TestCrashSafety_BatchedDurability(t *testing.T) {
+	// inline-only (Options.InlineTransactionOnly, flag bit 5): the same
+	// sequence without the transaction file.
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline-only=%v", inline), func(t *testing.T) { crashBatchedDurability(t, inline) })
+	}
+}
+
+func crashBatchedDurability(t *testing.T, inline bool) {
 	ctx := context.Background()
+	appendOpts := WriteOptions{Mode: ModeAppend, MaxRowsPerFile: 60, Commit: Options{InlineTransactionOnly: inline}}
 	// A dry run records the operations of one append of two data files.
 	var steps []string
+	// link is the step of the manifest link (create).
+	link := 4
 	{
 		st, dir := localStoreDir(t)
 		if _, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 100, 0), WriteOptions{Mode: ModeCreate}); err != nil {
 			t.Fatal(err)
 		}
 		p := &powerLossStore{Store: st, dir: dir, crashAt: -1, volatile: map[string]bool{}}
-		if _, err := WriteArrow(ctx, p, testRecords(testArrowSchema, 2, 50, 100), WriteOptions{Mode: ModeAppend, MaxRowsPerFile: 60}); err != nil {
+		if _, err := WriteArrow(ctx, p, testRecords(testArrowSchema, 2, 50, 100), appendOpts); err != nil {
 			t.Fatal(err)
 		}
 		steps = p.ops
@@ -214,11 +225,16 @@ func TestCrashSafety_BatchedDurability(t *testing.T) {
 			kinds = append(kinds, strings.Fields(s)[0])
 		}
 		want := []string{"deferred-writer", "deferred-writer", "deferred-writer", "sync-batch", "create", "put-in-place"}
+		if inline {
+			want = want[1:]
+			link = 3
+		}
 		if !slices.Equal(kinds, want) {
 			t.Fatalf("operations %q, want kinds %q", steps, want)
 		}
-		if !strings.Contains(steps[3], "data/") || !strings.Contains(steps[3], "_transactions/") {
-			t.Fatalf("the sync batch %q does not cover the data and transaction files", steps[3])
+		batch := steps[link-1]
+		if !strings.Contains(batch, "data/") || strings.Contains(batch, "_transactions/") == inline {
+			t.Fatalf("the sync batch %q does not cover the data files and (unless inline-only) the transaction file", batch)
 		}
 	}
 	for i := 0; i <= len(steps); i++ {
@@ -235,15 +251,15 @@ func TestCrashSafety_BatchedDurability(t *testing.T) {
 			if i == len(steps) {
 				p.crashAt = -1
 			}
-			res, err := WriteArrow(ctx, p, testRecords(testArrowSchema, 2, 50, 100), WriteOptions{Mode: ModeAppend, MaxRowsPerFile: 60})
-			committed := i > 4 // the link (step 4) happened
+			res, err := WriteArrow(ctx, p, testRecords(testArrowSchema, 2, 50, 100), appendOpts)
+			committed := i > link // the link happened
 			switch {
-			case i == 5:
+			case i == link+1:
 				// Losing power while writing the hint: the commit returned.
 				if err != nil || res.HintError == nil {
 					t.Fatalf("err %v hint error %v", err, res)
 				}
-			case i < 5 && !errors.Is(err, errInjected):
+			case i <= link && !errors.Is(err, errInjected):
 				t.Fatalf("got %v, want the injected crash", err)
 			case i == len(steps) && err != nil:
 				t.Fatal(err)

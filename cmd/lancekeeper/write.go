@@ -84,6 +84,7 @@ func runWrite(e *env, args []string) int {
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	dsv := fs.String("data-storage-version", "", "data storage version of a new table: 2.0, 2.1 or 2.2 (default 2.2, like Lance 12); an append writes the table's version, an overwrite keeps it unless this is given")
 	replaceSchema := fs.Bool("replace-schema", false, "overwrite: replace the table's schema with the input's (by default an overwrite keeps the table's types, nullability and field ids)")
+	inlineTxn := fs.Bool("inline-transaction-only", false, "write no _transactions/*.txn file: the transaction only inline in the manifest (writer flag DISABLE_TRANSACTION_FILE); one file and its fsyncs fewer per commit; Lance writers older than the flag refuse to write to the table while such a version is the latest")
 	var cw coordinatorWrite
 	fs.StringVar(&cw.url, "coordinator", "", "commit through the coordinator at URL; data files are still written directly to DATASET (docs/coordinator.md)")
 	fs.StringVar(&cw.token, "token", "", "bearer token for --coordinator (default $"+tokenEnv+")")
@@ -99,6 +100,9 @@ func runWrite(e *env, args []string) int {
 	if flagSet(fs, "rows-per-zone") && *rpz == 0 {
 		// Issue 15 item 12: 0 silently became the default.
 		return fail(e, c.name, exitBadInput, errors.New("--rows-per-zone must be at least 1"))
+	}
+	if *inlineTxn && cw.url != "" {
+		return fail(e, c.name, exitBadInput, errors.New("--inline-transaction-only cannot be combined with --coordinator (the coordinator commits)"))
 	}
 	st, err := store.Open(e.ctx, pos[0])
 	if err != nil {
@@ -129,7 +133,7 @@ func runWrite(e *env, args []string) int {
 		st = bst
 	}
 
-	opts := commit.WriteOptions{RowsPerZone: *rpz, MaxRowsPerFile: *maxRows, NoDeclaredSeeds: *noIndexSeeds, Commit: commit.Options{EnableZoneWriteSeeds: *enable},
+	opts := commit.WriteOptions{RowsPerZone: *rpz, MaxRowsPerFile: *maxRows, NoDeclaredSeeds: *noIndexSeeds, Commit: commit.Options{EnableZoneWriteSeeds: *enable, InlineTransactionOnly: *inlineTxn},
 		DataStorageVersion: strings.TrimSpace(*dsv), ReplaceSchema: *replaceSchema}
 	// Lance's automatic cleanup (lance.auto_cleanup.* table config) after
 	// the commit; its errors are reported, never fail the write.

@@ -182,6 +182,30 @@ func TestWriteCLI_AllInputFormats(t *testing.T) {
 // does not match the dataset, a --seeds column that does not exist, seeds
 // without the explicit opt-in — each one line on stderr, exit 2, no new
 // version and no stray file.
+// TestWriteCLI_InlineTransactionOnly: --inline-transaction-only commits
+// without a _transactions/*.txn file and reports writer flag bit 5
+// (DISABLE_TRANSACTION_FILE, lance-table-format.md §6.1) for that version.
+func TestWriteCLI_InlineTransactionOnly(t *testing.T) {
+	tmp := t.TempDir()
+	ds := filepath.Join(tmp, "ds")
+	in := filepath.Join(tmp, "in.csv")
+	writeCSVFile(t, in, 0, 10)
+	code, out, errs := runCLI(t, "write", ds, "--from", in, "--inline-transaction-only", "--json")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	var res writeJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.WriterFlags&32 == 0 || res.ReaderFlags&32 != 0 {
+		t.Fatalf("flags reader %d writer %d, want bit 5 (32) in the writer word only", res.ReaderFlags, res.WriterFlags)
+	}
+	if ents, err := os.ReadDir(filepath.Join(ds, "_transactions")); err == nil && len(ents) > 0 {
+		t.Fatalf("%d transaction files written", len(ents))
+	}
+}
+
 func TestWriteCLI_BadInputCommitsNothing(t *testing.T) {
 	tmp := t.TempDir()
 	ds := filepath.Join(tmp, "ds")
@@ -216,6 +240,7 @@ func TestWriteCLI_BadInputCommitsNothing(t *testing.T) {
 		{"seeds without opt-in", []string{"--from", good, "--seeds", "x"}, "enable it explicitly"},
 		{"create over existing", []string{"--from", good, "--mode", "create"}, "already exists"},
 		{"bad mode", []string{"--from", good, "--mode", "upsert"}, "unknown write mode"},
+		{"inline-only through a coordinator", []string{"--from", good, "--inline-transaction-only", "--coordinator", "http://127.0.0.1:1"}, "cannot be combined with --coordinator"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

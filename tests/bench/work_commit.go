@@ -30,12 +30,24 @@ func init() {
 		Name:  "commit/append-1writer",
 		About: "one 10-row append (data file + durable commit), 1 writer, local fs; cpu_s = CPU of the writing process",
 		Base:  BaseLance,
-		Setup: setupCommit1,
+		Setup: func(ctx context.Context, env *Env) (*Pair, error) { return setupCommit1(ctx, env, false) },
+	})
+	Register(Workload{
+		Name:  "commit/append-1writer-inline",
+		About: "commit/append-1writer with our opt-in commit.Options.InlineTransactionOnly (no .txn file; writer flag bit 5); Lance as in commit/append-1writer",
+		Base:  BaseLance,
+		Setup: func(ctx context.Context, env *Env) (*Pair, error) { return setupCommit1(ctx, env, true) },
 	})
 }
 
 // appendOurs appends rec n times to the dataset at dir with WriteArrow.
 func appendOurs(ctx context.Context, dir string, recs []arrow.RecordBatch, n int) (time.Duration, error) {
+	return appendOursWith(ctx, dir, recs, n, commit.Options{})
+}
+
+// appendOursWith is appendOurs with commit options (MaxRetries is set here).
+func appendOursWith(ctx context.Context, dir string, recs []arrow.RecordBatch, n int, co commit.Options) (time.Duration, error) {
+	co.MaxRetries = 1000
 	st, err := store.Open(ctx, dir)
 	if err != nil {
 		return 0, err
@@ -47,7 +59,7 @@ func appendOurs(ctx context.Context, dir string, recs []arrow.RecordBatch, n int
 		if err != nil {
 			return 0, err
 		}
-		_, err = commit.WriteArrow(ctx, st, rdr, commit.WriteOptions{Mode: commit.ModeAppend, Commit: commit.Options{MaxRetries: 1000}})
+		_, err = commit.WriteArrow(ctx, st, rdr, commit.WriteOptions{Mode: commit.ModeAppend, Commit: co})
 		rdr.Release()
 		if err != nil {
 			return 0, err
@@ -72,7 +84,8 @@ func createOurs(ctx context.Context, dir string, recs []arrow.RecordBatch) error
 	return err
 }
 
-func setupCommit1(ctx context.Context, env *Env) (*Pair, error) {
+// setupCommit1: inline selects our opt-in inline-only transactions.
+func setupCommit1(ctx context.Context, env *Env, inline bool) (*Pair, error) {
 	p, err := env.Peer()
 	if err != nil {
 		return nil, err
@@ -96,7 +109,7 @@ func setupCommit1(ctx context.Context, env *Env) (*Pair, error) {
 				return Sample{}, err
 			}
 			c0 := processCPU()
-			d, err := appendOurs(ctx, ds, recs, n)
+			d, err := appendOursWith(ctx, ds, recs, n, commit.Options{InlineTransactionOnly: inline})
 			// cpu_s: this process's CPU (user + system, the kernel's
 			// work for the writes and fsyncs included) — less sensitive
 			// to a loaded machine than the wall time.

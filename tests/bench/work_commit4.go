@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/lancekeeper/lancekeeper/commit"
 )
 
 // procs is the number of racing writer processes of commit/append-4proc.
@@ -17,7 +19,13 @@ func init() {
 		Name:  "commit/append-4proc",
 		About: "one 10-row append; 4 processes race on one table, each its own appends (retries included), local fs",
 		Base:  BaseLance,
-		Setup: setupCommit4,
+		Setup: func(ctx context.Context, env *Env) (*Pair, error) { return setupCommit4(ctx, env, false) },
+	})
+	Register(Workload{
+		Name:  "commit/append-4proc-inline",
+		About: "commit/append-4proc with our opt-in commit.Options.InlineTransactionOnly (no .txn file; writer flag bit 5); Lance as in commit/append-4proc",
+		Base:  BaseLance,
+		Setup: func(ctx context.Context, env *Env) (*Pair, error) { return setupCommit4(ctx, env, true) },
 	})
 	RegisterWorker("append", workerAppend)
 }
@@ -26,6 +34,8 @@ type appendArgs struct {
 	Dir   string `json:"dir"`
 	N     int    `json:"n"`
 	Start int    `json:"start"`
+	// Inline: commit.Options.InlineTransactionOnly.
+	Inline bool `json:"inline,omitempty"`
 }
 
 // workerAppend appends N 10-row batches to Dir with WriteArrow and reports
@@ -37,14 +47,15 @@ func workerAppend(ctx context.Context, raw json.RawMessage) (any, error) {
 	}
 	recs := tripleBatches(a.Start, 10, 10)
 	defer releaseAll(recs)
-	d, err := appendOurs(ctx, a.Dir, recs, a.N)
+	d, err := appendOursWith(ctx, a.Dir, recs, a.N, commit.Options{InlineTransactionOnly: a.Inline})
 	if err != nil {
 		return nil, err
 	}
 	return Timed(Sample{Time: d, Ops: a.N}), nil
 }
 
-func setupCommit4(ctx context.Context, env *Env) (*Pair, error) {
+// setupCommit4: inline selects our opt-in inline-only transactions.
+func setupCommit4(ctx context.Context, env *Env, inline bool) (*Pair, error) {
 	workers, err := env.Workers(procs)
 	if err != nil {
 		return nil, err
@@ -105,7 +116,7 @@ func setupCommit4(ctx context.Context, env *Env) (*Pair, error) {
 				return Sample{}, err
 			}
 			return race(ctx, func(ctx context.Context, i int) (Sample, error) {
-				return workers[i].CallTimed(ctx, "append", appendArgs{Dir: ds, N: n, Start: i * 1000})
+				return workers[i].CallTimed(ctx, "append", appendArgs{Dir: ds, N: n, Start: i * 1000, Inline: inline})
 			})
 		},
 		Base: func(ctx context.Context) (Sample, error) {
