@@ -100,6 +100,21 @@ func nullRecorderCase(t *testing.T, rng *rand.Rand, iter, rows int) {
 			pos += n
 		}
 		got := nr.serialize()
+		// roaring/v2's RunOptimize can keep a run container larger than
+		// the bitmap container of the same values (found by this fuzz
+		// target, input 024cffa93bb13597: 2,052 runs, 8,210 bytes, kept
+		// against an 8,192-byte bitmap, also when the offsets are added one
+		// by one). The recorder picks the smaller container there, so its
+		// bytes are a valid serialization of the same set that is never
+		// longer than roaring's, and equal to roaring's whenever roaring
+		// picks the smallest container.
+		gb := roaring.New()
+		if _, err := gb.FromBuffer(got); err != nil {
+			t.Fatalf("iter %d: our serialization does not decode: %v", iter, err)
+		}
+		if !gb.Equals(want) {
+			t.Fatalf("iter %d (rows %d): serialized set differs from the nulls recorded", iter, rows)
+		}
 		want.RunOptimize()
 		wb, err := want.ToBytes()
 		if err != nil {
@@ -107,6 +122,9 @@ func nullRecorderCase(t *testing.T, rng *rand.Rand, iter, rows int) {
 		}
 		if want.IsEmpty() {
 			return // the collector writes the empty bitmap's constant (TestR44_EmptyStringIsEmptyBitmap)
+		}
+		if len(got) < len(wb) && gb.Stats().RunContainers < want.Stats().RunContainers {
+			return // roaring kept a run container where a smaller one exists
 		}
 		if !bytes.Equal(got, wb) {
 			t.Fatalf("iter %d (rows %d, density %g): serialized bitmap differs from roaring's (%d vs %d bytes)", iter, rows, p, len(got), len(wb))
