@@ -178,8 +178,11 @@ func (n *nullRecorder) flush() {
 }
 
 // serialize flushes everything pending and returns the null bitmap in the
-// portable Roaring layout, run-optimised exactly like roaring's RunOptimize
-// followed by ToBytes (R42, R48): a container becomes a run container when
+// portable Roaring layout, run-optimised like roaring's RunOptimize
+// followed by ToBytes (R42, R48) — byte for byte, except where roaring/v2
+// keeps a run container larger than the bitmap container of the same
+// values (then this form is the smaller one; both decode to the same set,
+// FuzzNullRecorderMatchesRoaring): a container becomes a run container when
 // 2 + 4·runs < min(8192, 2·cardinality), else an array container when its
 // cardinality is at most 4096, else a bitmap container; the run cookie
 // (12347, with an offset header from 4 containers on) is used when any
