@@ -46,6 +46,15 @@ type SeedVerdict struct {
 	Value, Bound any
 	// Err is the validation (unusable) or decoding (unverified) error.
 	Err error
+	// ZeroWidened counts the zone bounds that hold only as readers read
+	// them (seedio.WidenZeroBound, R39 on read, Q16): a float min of +0.0
+	// over a zone holding −0.0, or a max of −0.0 over +0.0. Under Arrow's
+	// totalOrder such a bound excludes a real zero, but every reader of
+	// this module widens a zero bound, so the seed is sound for them.
+	// WidenedZone and WidenedCheck ("min"/"max") name the first (-1, "").
+	ZeroWidened  int
+	WidenedZone  int
+	WidenedCheck string
 }
 
 // VerifyOptions configures VerifySeeds.
@@ -68,6 +77,10 @@ const verifyRows = 1 << 16
 // exact (where the seed claims exactness), every non-null non-NaN value
 // within [min, max] in Arrow Rust order (a null side is unknown and proves
 // nothing wrong, R32/R37), and the null bitmap equal to the real null rows.
+// Bounds are checked as readers use them: a float zero bound widened
+// (seedio.WidenZeroBound; a min of ±0 reads −0, a max of ±0 reads +0),
+// against the exact extrema of the values; a bound sound only widened is
+// counted in SeedVerdict.ZeroWidened.
 // The error result is only for a cancelled context.
 func (f *File) VerifySeeds(ctx context.Context, opts VerifyOptions) ([]SeedVerdict, error) {
 	infos, err := f.Seeds(ctx, seedio.DecodeOptions{TableFlagged: opts.TableFlagged})
@@ -79,7 +92,7 @@ func (f *File) VerifySeeds(ctx context.Context, opts VerifyOptions) ([]SeedVerdi
 		if opts.Column != "" && si.Column != opts.Column {
 			continue
 		}
-		v := SeedVerdict{Column: si.Column, Version: -1, Zone: -1}
+		v := SeedVerdict{Column: si.Column, Version: -1, Zone: -1, WidenedZone: -1}
 		if si.Err != nil {
 			v.Status, v.Err = SeedUnusable, si.Err
 			out = append(out, v)
@@ -114,7 +127,7 @@ func (f *File) verifySeed(ctx context.Context, si SeedInfo, v *SeedVerdict, ro R
 		}
 		if col == nil {
 			fld := arrow.Field{Name: si.Column, Type: rec.Column(0).DataType(), Nullable: true}
-			if col, err = seedio.NewCollector(fld, seedio.CollectorOptions{RowsPerZone: s.RowsPerZone, MaxBoundBytes: 1 << 30}); err != nil {
+			if col, err = seedio.NewCollector(fld, seedio.CollectorOptions{RowsPerZone: s.RowsPerZone, MaxBoundBytes: 1 << 30, ExactZeros: true}); err != nil {
 				rec.Release()
 				return fmt.Errorf("summarising column %q: %w", si.Column, err)
 			}
@@ -155,24 +168,39 @@ func (f *File) verifySeed(ctx context.Context, si SeedInfo, v *SeedVerdict, ro R
 		if v.Status != SeedSound {
 			return nil
 		}
-		if z.Min != nil && e.Min != nil {
-			c, err := seedio.CompareValues(e.Min, z.Min)
-			if err != nil {
-				return fmt.Errorf("zone %d: comparing min: %w", i, err)
+		for _, side := range [2]struct {
+			check       string
+			bound, real any
+		}{{"min", z.Min, e.Min}, {"max", z.Max, e.Max}} {
+			if side.bound == nil || side.real == nil {
+				continue
 			}
-			if c < 0 {
-				fail(i, "min", e.Min, z.Min)
+			isMax := side.check == "max"
+			read, widened := seedio.WidenZeroBound(side.bound, isMax)
+			breaks := func(b any) (bool, error) {
+				c, err := seedio.CompareValues(side.real, b)
+				if err != nil {
+					return false, fmt.Errorf("zone %d: comparing %s: %w", i, side.check, err)
+				}
+				return c < 0 && !isMax || c > 0 && isMax, nil
+			}
+			bad, err := breaks(read)
+			if err != nil {
+				return err
+			}
+			if bad {
+				fail(i, side.check, side.real, side.bound)
 				return nil
 			}
-		}
-		if z.Max != nil && e.Max != nil {
-			c, err := seedio.CompareValues(e.Max, z.Max)
-			if err != nil {
-				return fmt.Errorf("zone %d: comparing max: %w", i, err)
-			}
-			if c > 0 {
-				fail(i, "max", e.Max, z.Max)
-				return nil
+			if widened {
+				if bad, err = breaks(side.bound); err != nil {
+					return err
+				} else if bad {
+					if v.ZeroWidened == 0 {
+						v.WidenedZone, v.WidenedCheck = i, side.check
+					}
+					v.ZeroWidened++
+				}
 			}
 		}
 	}

@@ -21,8 +21,23 @@ type floatAcc[K floatBits] struct {
 	shift      uint // sign bit position
 	inf        K    // bit pattern of +Inf
 	mnK, mxK   K
-	mins, maxs []K // bit patterns per zone, R39 applied
+	mins, maxs []K // bit patterns per zone, R39 applied unless exact
 	known      []bool
+	exact      bool // CollectorOptions.ExactZeros
+}
+
+func (a *floatAcc[K]) setExactZeros() { a.exact = true }
+
+// setExactZeros turns R39 widening off in a float accumulator (also under
+// a dictionary); other accumulators have nothing to widen.
+func setExactZeros(acc accumulator) {
+	var a any = acc
+	if d, ok := a.(*dictAcc); ok {
+		a = d.inner
+	}
+	if z, ok := a.(interface{ setExactZeros() }); ok {
+		z.setExactZeros()
+	}
 }
 
 func newFloatAcc[K floatBits](bitsOf func(arrow.Array) []K, shift uint, toValue func(K) any) *floatAcc[K] {
@@ -173,10 +188,10 @@ func (a *floatAcc[K]) fromKey(k K) K {
 func (a *floatAcc[K]) closeZone(ordinary bool) {
 	signBit := K(1) << a.shift
 	mn, mx := a.fromKey(a.mnK), a.fromKey(a.mxK)
-	if mn == 0 { // exact minimum +0.0: widen to -0.0 (R39)
+	if mn == 0 && !a.exact { // exact minimum +0.0: widen to -0.0 (R39)
 		mn = signBit
 	}
-	if mx == signBit { // exact maximum -0.0: widen to +0.0 (R39)
+	if mx == signBit && !a.exact { // exact maximum -0.0: widen to +0.0 (R39)
 		mx = 0
 	}
 	a.mins = append(a.mins, mn)

@@ -49,6 +49,11 @@ var (
 type CollectorOptions struct {
 	RowsPerZone   uint64 // 0 => 8192 (DefaultRowsPerZone); valid 1..2^32-1 (R4)
 	MaxBoundBytes int    // 0 => 64 (DefaultMaxBoundBytes); truncation length L for string/binary bounds (§6.2)
+	// ExactZeros leaves float bounds at the exact totalOrder extrema
+	// (no R39 widening: a zone of +0.0 and 1 gets min +0.0, not −0.0).
+	// Writers leave it false; seeds verify sets it to compare a seed's
+	// bounds with the real extrema.
+	ExactZeros bool
 }
 
 // EncodedSeed is a finished version-1 seed for one column of one data file:
@@ -166,6 +171,9 @@ func NewCollector(field arrow.Field, opts CollectorOptions) (*Collector, error) 
 	acc, err := newAccumulator(field.Type, maxBound)
 	if err != nil {
 		return nil, fmt.Errorf("column %q: %w", field.Name, err)
+	}
+	if opts.ExactZeros {
+		setExactZeros(acc)
 	}
 	c.acc = acc
 	return c, nil

@@ -335,24 +335,60 @@ func (ev *evaluator) keepEq(st *Stats, l literal) bool {
 	return st.Ordinary() > 0 && ev.minBelow(st, l.hi, true) && ev.maxAbove(st, l.lo, true)
 }
 
-// minBelow reports whether min (unknown = yes) < v, or <= v when orEqual.
+// WidenZeroBound returns a bound as every reader of this module uses it
+// (R39 applied on read, Q16): a float min of ±0.0 reads −0.0 and a float
+// max of ±0.0 reads +0.0 (isMax); widened says whether that changed the
+// value. Other values are returned unchanged.
+//
+// R39 makes our writers widen; Lance 12's v0 seeds hold the exact
+// totalOrder extrema (a zone of +0.0 and 1 has min +0.0), and another
+// writer comparing with IEEE equality may keep either zero when a zone
+// holds both. Read widened, a zero bound never excludes the other zero,
+// so pruning stays sound under totalOrder, IEEE and Lance 12's comparison
+// (zeros equal) whichever zero a writer picked.
+func WidenZeroBound(v any, isMax bool) (w any, widened bool) {
+	switch x := v.(type) {
+	case float64:
+		b := math.Float64bits(x)
+		if b&^(1<<63) == 0 && (b != 0) == isMax {
+			return math.Float64frombits(b ^ 1<<63), true
+		}
+	case float32:
+		b := math.Float32bits(x)
+		if b&^(1<<31) == 0 && (b != 0) == isMax {
+			return math.Float32frombits(b ^ 1<<31), true
+		}
+	case float16.Num:
+		b := x.Uint16()
+		if b&^(1<<15) == 0 && (b != 0) == isMax {
+			return float16.FromBits(b ^ 1<<15), true
+		}
+	}
+	return v, false
+}
+
+// minBelow reports whether min (unknown = yes; a zero read as −0.0,
+// WidenZeroBound) < v, or <= v when orEqual.
 func (ev *evaluator) minBelow(st *Stats, v any, orEqual bool) bool {
 	if st.Min == nil {
 		return true
 	}
-	c, ok := cmpOK(st.Min, v)
+	mn, _ := WidenZeroBound(st.Min, false)
+	c, ok := cmpOK(mn, v)
 	if !ok {
 		return true
 	}
 	return c < 0 || (orEqual && c == 0)
 }
 
-// maxAbove reports whether max (unknown = yes) > v, or >= v when orEqual.
+// maxAbove reports whether max (unknown = yes; a zero read as +0.0) > v,
+// or >= v when orEqual.
 func (ev *evaluator) maxAbove(st *Stats, v any, orEqual bool) bool {
 	if st.Max == nil {
 		return true
 	}
-	c, ok := cmpOK(st.Max, v)
+	mx, _ := WidenZeroBound(st.Max, true)
+	c, ok := cmpOK(mx, v)
 	if !ok {
 		return true
 	}

@@ -2,6 +2,7 @@ package seedio
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -478,12 +479,15 @@ func TestT25_T26_T27_T28_ZerosAndInfinities(t *testing.T) {
 			}
 		}
 	}
-	// Zone 1 holds exactly +0 (no R39 widening, another writer): an IEEE
-	// engine's x = -0.0 matches +0, so a zero literal is [-0, +0] (§5.4).
+	// Zone 1 claims exactly +0 (no R39 widening: Lance 12's v0 seeds, or
+	// another writer): an IEEE engine's x = -0.0 matches +0, so a zero
+	// literal is [-0, +0] (§5.4); and its min +0 is read as -0 (R39 on
+	// read, WidenZeroBound), since a writer comparing with IEEE equality
+	// may have kept +0 over a real -0.
 	check(Eq(negZero), true, true, true)
 	check(Eq(0.0), true, true, true)
 	check(Lt(negZero), false, false, true) // only negative numbers match, under either semantics
-	check(Lt(0.0), true, false, true)      // total order: -0 < +0
+	check(Lt(0.0), true, true, true)       // total order: -0 < +0, and zone 1's min +0 reads -0
 	check(Gt(0.0), false, false, true)
 	check(Gt(negZero), true, true, true) // total order: +0 > -0
 	check(Ge(0.0), true, true, true)     // IEEE: -0 >= +0
@@ -492,6 +496,80 @@ func TestT25_T26_T27_T28_ZerosAndInfinities(t *testing.T) {
 	check(Between(1.0, 2.0), false, false, true)
 	check(Eq(math.Inf(1)), false, false, true)
 	check(Gt(1e308), false, false, true)
+}
+
+// TestR39_Q16_ZeroBoundsReadWidened: a float min of ±0 reads −0 and a max
+// of ±0 reads +0, for every float width; other values and types are left
+// alone. A zone whose stored min is +0 but holds −0 (an IEEE-equality
+// writer's choice) is kept by every predicate −0 matches under totalOrder;
+// one whose stored max is −0 but holds +0 likewise.
+func TestR39_Q16_ZeroBoundsReadWidened(t *testing.T) {
+	n64, n32, n16 := math.Copysign(0, -1), math.Float32frombits(1<<31), float16.FromBits(1<<15)
+	cases := []struct {
+		in      any
+		isMax   bool
+		want    any
+		widened bool
+	}{
+		{0.0, false, n64, true}, {n64, false, n64, false}, {n64, true, 0.0, true}, {0.0, true, 0.0, false},
+		{float32(0), false, n32, true}, {n32, false, n32, false}, {n32, true, float32(0), true}, {float32(0), true, float32(0), false},
+		{float16.FromBits(0), false, n16, true}, {n16, false, n16, false}, {n16, true, float16.FromBits(0), true}, {float16.FromBits(0), true, float16.FromBits(0), false},
+		{1.0, false, 1.0, false}, {-1.0, true, -1.0, false}, {math.NaN(), true, nil, false},
+		{int64(0), false, int64(0), false}, {"", true, "", false}, {nil, false, nil, false},
+	}
+	bits := func(v any) string { return fmt.Sprintf("%T %v %x", v, v, zeroTestBits(v)) }
+	for _, c := range cases {
+		got, widened := WidenZeroBound(c.in, c.isMax)
+		if c.want == nil && c.in != nil { // NaN: unchanged
+			if widened || bits(got) != bits(c.in) {
+				t.Errorf("WidenZeroBound(%v, %v) = %v, %v", c.in, c.isMax, got, widened)
+			}
+			continue
+		}
+		if widened != c.widened || bits(got) != bits(c.want) {
+			t.Errorf("WidenZeroBound(%s, max=%v) = %s, %v; want %s, %v", bits(c.in), c.isMax, bits(got), widened, bits(c.want), c.widened)
+		}
+	}
+	// Pruning with stored bounds that hide the other zero.
+	for _, vt := range []arrow.DataType{arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float32, arrow.FixedWidthTypes.Float16} {
+		conv := func(x float64) any {
+			switch vt.ID() {
+			case arrow.FLOAT32:
+				return float32(x)
+			case arrow.FLOAT16:
+				return float16.New(float32(x))
+			}
+			return x
+		}
+		zones := []Zone{
+			{Stats: Stats{Rows: 2, Min: conv(0), Max: conv(1), NullCountExact: true, NaNCountExact: true, NaNSignKnown: true}},    // holds -0 and 1 (min +0 hides -0)
+			{Stats: Stats{Rows: 2, Min: conv(-1), Max: conv(n64), NullCountExact: true, NaNCountExact: true, NaNSignKnown: true}}, // holds -1 and +0 (max -0 hides +0)
+		}
+		for _, p := range []Predicate{Lt(conv(0)), Le(conv(n64)), Eq(conv(n64)), Between(conv(n64), conv(n64)), In(conv(n64))} {
+			keep, err := PruneZones(vt, zones[:1], p)
+			if err != nil || !keep[0] {
+				t.Errorf("%s %v: keep %v (%v); the zone holds -0", vt, p, keep, err)
+			}
+		}
+		for _, p := range []Predicate{Gt(conv(n64)), Ge(conv(0)), Eq(conv(0)), Between(conv(0), conv(0)), In(conv(0))} {
+			keep, err := PruneZones(vt, zones[1:], p)
+			if err != nil || !keep[0] {
+				t.Errorf("%s %v: keep %v (%v); the zone holds +0", vt, p, keep, err)
+			}
+		}
+	}
+}
+
+func zeroTestBits(v any) uint64 {
+	switch x := v.(type) {
+	case float64:
+		return math.Float64bits(x)
+	case float32:
+		return uint64(math.Float32bits(x))
+	case float16.Num:
+		return uint64(x.Uint16())
+	}
+	return 0
 }
 
 func TestT42_T43_T44_T45_T46_T47_BoundsPerType(t *testing.T) {

@@ -44,6 +44,12 @@ type seedVerdictJSON struct {
 	Value   any    `json:"value,omitempty"`
 	Bound   any    `json:"bound,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// ZeroWidened: zone bounds sound only as readers read them, a float
+	// zero bound widened (min ±0 → −0, max ±0 → +0; R39 on read, Q16);
+	// WidenedZone / WidenedCheck name the first.
+	ZeroWidened  int    `json:"zero_widened,omitempty"`
+	WidenedZone  *int   `json:"widened_zone,omitempty"`
+	WidenedCheck string `json:"widened_check,omitempty"`
 }
 
 // runSeedsVerify is `lancekeeper seeds verify`.
@@ -122,6 +128,10 @@ func seedsVerifyReport(dataset string, a *inspect.SeedAudit) *seedsVerifyJSON {
 			if v.Err != nil {
 				sj.Error = oneLine(v.Err.Error())
 			}
+			if v.ZeroWidened > 0 {
+				z := v.WidenedZone
+				sj.ZeroWidened, sj.WidenedZone, sj.WidenedCheck = v.ZeroWidened, &z, v.WidenedCheck
+			}
 			fj.Seeds = append(fj.Seeds, sj)
 		}
 		rep.Files = append(rep.Files, fj)
@@ -154,7 +164,11 @@ func writeSeedsVerifyText(w io.Writer, rep *seedsVerifyJSON) {
 				}
 				fmt.Fprintf(w, "  %s  %s  %s  unsound: %s %s: real %v, seed %v\n", f.Path, s.Column, ver, where, s.Check, s.Value, s.Bound)
 			case string(datafile.SeedSound):
-				fmt.Fprintf(w, "  %s  %s  %s  sound (%d zones)\n", f.Path, s.Column, ver, s.Zones)
+				widened := ""
+				if s.ZeroWidened > 0 && s.WidenedZone != nil {
+					widened = fmt.Sprintf("; %d zero bound(s) sound read widened (R39 on read), first zone %d %s", s.ZeroWidened, *s.WidenedZone, s.WidenedCheck)
+				}
+				fmt.Fprintf(w, "  %s  %s  %s  sound (%d zones%s)\n", f.Path, s.Column, ver, s.Zones, widened)
 			default:
 				fmt.Fprintf(w, "  %s  %s  %s  %s: %s\n", f.Path, s.Column, ver, s.Status, s.Error)
 			}

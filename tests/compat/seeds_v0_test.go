@@ -495,15 +495,11 @@ func checkV0Seeds(ctx context.Context, t *testing.T, f *datafile.File, rec arrow
 		t.Errorf("%s: %d seed verdicts for %d seeds", f.Path(), len(verdicts), len(seeds))
 	}
 	for _, v := range verdicts {
-		if v.Status == datafile.SeedUnsound && v.Version == 0 && signedZeroBound(v) {
-			// Lance 12 fact: its float16 v0 bounds compare IEEE-style
-			// (−0 = +0), so a zone holding both zeros may get min +0 (or
-			// max −0). Under Arrow's total order (R-rules, §4) that bound
-			// excludes a real value, and verify says so; an IEEE consumer
-			// is unaffected (§5.4).
-			t.Logf("%s seed %s: Lance 12 v0 bound hides a signed zero: zone %d %s: value %v, bound %v (verify reports it unsound)", f.Path(), v.Column, v.Zone, v.Check, v.Value, v.Bound)
-			continue
-		}
+		// Lance 12's v0 float bounds are the exact totalOrder extrema
+		// (TestLance12_SignedZeros_V0SeedsFiltersAndOurScan); verify
+		// compares them with the exact extrema, so a zone whose min is
+		// +0.0 is sound (it once was reported unsound against an
+		// R39-widened −0.0 that no row held).
 		if v.Status != datafile.SeedSound || v.Version != 0 {
 			t.Errorf("%s seed %s: v%d %s (zone %d %s: value %v, bound %v, %v)", f.Path(), v.Column, v.Version, v.Status, v.Zone, v.Check, v.Value, v.Bound, v.Err)
 		}
@@ -805,26 +801,4 @@ func takeByID(t *testing.T, batches []arrow.RecordBatch, ids []int64, set func(c
 		c.Release()
 	}
 	return rec
-}
-
-// signedZeroBound reports whether an unsound verdict is a float zero bound
-// of the other sign than a real zero value (−0 vs +0).
-func signedZeroBound(v datafile.SeedVerdict) bool {
-	if v.Check != "min" && v.Check != "max" {
-		return false
-	}
-	isZero := func(x any) (bool, bool) { // zero?, negative?
-		switch z := x.(type) {
-		case float16.Num:
-			return z.Uint16()&0x7fff == 0, z.Uint16()&0x8000 != 0
-		case float32:
-			return z == 0, math.Signbit(float64(z))
-		case float64:
-			return z == 0, math.Signbit(z)
-		}
-		return false, false
-	}
-	vz, vn := isZero(v.Value)
-	bz, bn := isZero(v.Bound)
-	return vz && bz && vn != bn
 }
