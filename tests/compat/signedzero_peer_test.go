@@ -6,10 +6,13 @@ package compat_test
 // and that our pruned scan returns Lance's rows with those seeds in use.
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,9 +22,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lancekeeper/lancekeeper/datafile"
+	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/scan"
 	"github.com/lancekeeper/lancekeeper/seedio"
 	"github.com/lancekeeper/lancekeeper/snapshot"
@@ -321,7 +326,7 @@ func TestLance12_SignedZeros_V0SeedsFiltersAndOurScan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			notIEEE, notTotal := 0, 0
+			notIEEE, notTotal, zonesKept, zonesTotal := 0, 0, 0, 0
 			for i, pred := range preds {
 				if lerrs[i] != nil {
 					t.Errorf("%q: Lance 12 refuses it: %v", pred, lerrs[i])
@@ -362,7 +367,11 @@ func TestLance12_SignedZeros_V0SeedsFiltersAndOurScan(t *testing.T) {
 						t.Errorf("%q (noPrune %v): %s", pred, noPrune, diff)
 					}
 				}
-				checkSeedsUsed(ctx, t, dir, pred, frags[0].GetId(), "seed v0")
+				k, n := checkSeedsUsed(ctx, t, dir, pred, frags[0].GetId(), "seed v0")
+				zonesKept, zonesTotal = zonesKept+k, zonesTotal+n
+			}
+			if zonesKept >= zonesTotal {
+				t.Errorf("the v0 seeds pruned no zone (%d of %d kept)", zonesKept, zonesTotal)
 			}
 			// The facts the table pins: Lance 12 is neither IEEE (a NaN
 			// matches x < 0 / x > 0 by its sign) nor totalOrder (x < 0
@@ -370,8 +379,99 @@ func TestLance12_SignedZeros_V0SeedsFiltersAndOurScan(t *testing.T) {
 			if notIEEE == 0 || notTotal == 0 {
 				t.Errorf("Lance 12 differs from IEEE on %d filters and from totalOrder on %d; the table should tell both apart", notIEEE, notTotal)
 			}
-			t.Logf("%d filters: Lance 12 = zeros-equal totalOrder on every one; differs from IEEE on %d, from totalOrder on %d", len(preds), notIEEE, notTotal)
+			t.Logf("%d filters: Lance 12 = zeros-equal totalOrder on every one; differs from IEEE on %d, from totalOrder on %d; seeds kept %d of %d zones", len(preds), notIEEE, notTotal, zonesKept, zonesTotal)
+
+			// 5. Seeds whose zero bound hides the other zero, as a writer
+			// comparing with IEEE equality may write them: zone 0 (−0 and
+			// +0) gets min +0, zone 1 (+0 and −0) max −0, in place in every
+			// float seed. They still validate; read widened (R39 on read)
+			// they are sound, verify says so and counts them, and our
+			// pruned scan still returns Lance's rows for every filter.
+			path := filepath.Join(dir, manifest.DataDir, frags[0].GetFiles()[0].GetPath())
+			for _, s := range seeds {
+				w := map[string]int{"f16": 2, "f32": 4, "f64": 8}[s.Column]
+				if w == 0 {
+					continue
+				}
+				patchSeedValue(t, path, s, 0, 0, make([]byte, w)) // min +0
+				negZero := make([]byte, w)
+				negZero[w-1] = 0x80
+				patchSeedValue(t, path, s, 1, 1, negZero) // max −0
+			}
+			f = openDataFile(ctx, t, d, frags[0].GetFiles()[0])
+			verdicts, err = f.VerifySeeds(ctx, datafile.VerifyOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range verdicts {
+				want := map[bool]int{true: 2}[v.Column != "id"]
+				if v.Status != datafile.SeedSound || v.ZeroWidened != want || (want > 0 && (v.WidenedZone != 0 || v.WidenedCheck != "min")) {
+					t.Errorf("verify %s after hiding zeros: %s, %d zero bound(s) widened (first zone %d %s), want sound with %d (%v)", v.Column, v.Status, v.ZeroWidened, v.WidenedZone, v.WidenedCheck, want, v.Err)
+				}
+			}
+			for i, pred := range preds {
+				if lance[i] == nil {
+					continue
+				}
+				ours, err := ourScan(ctx, dir, pred, false)
+				if err != nil {
+					t.Errorf("%q with zero-hiding seeds: %v", pred, err)
+				} else if diff := diffScan(ours, lance[i]); diff != "" {
+					t.Errorf("%q with zero-hiding seeds: %s", pred, diff)
+				}
+			}
+			// A bound that excludes a real non-zero value is unsound:
+			// zone 10 (1, 2, 3, 4) of f64 gets min 2.
+			if seeds, err = f.Seeds(ctx, seedio.DecodeOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range seeds {
+				if s.Column == "f64" {
+					two := make([]byte, 8)
+					binary.LittleEndian.PutUint64(two, math.Float64bits(2))
+					patchSeedValue(t, path, s, 0, 10, two)
+				}
+			}
+			verdicts, err = openDataFile(ctx, t, d, frags[0].GetFiles()[0]).VerifySeeds(ctx, datafile.VerifyOptions{Column: "f64"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(verdicts) != 1 || verdicts[0].Status != datafile.SeedUnsound || verdicts[0].Zone != 10 || verdicts[0].Check != "min" ||
+				verdicts[0].Value != 1.0 || verdicts[0].Bound != 2.0 {
+				t.Errorf("verify f64 with zone 10's min raised to 2: %+v", verdicts)
+			}
 		})
+	}
+}
+
+// patchSeedValue overwrites, in the data file at path, value zone of
+// column col (0 min, 1 max) of the uncompressed IPC seed si with v: the
+// column's values are found as a unique byte run in the seed's buffer.
+func patchSeedValue(t *testing.T, path string, si datafile.SeedInfo, col, zone int, v []byte) {
+	t.Helper()
+	r, err := ipc.NewFileReader(bytes.NewReader(si.Bytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rec, err := r.RecordBatch(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := rec.Column(col).Data()
+	w := len(v)
+	needle := data.Buffers()[1].Bytes()[data.Offset()*w : (data.Offset()+data.Len())*w]
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := raw[si.Buffer.Pos : si.Buffer.Pos+si.Buffer.Len]
+	if bytes.Count(buf, needle) != 1 {
+		t.Fatalf("seed %s: column %d's values occur %d times in the buffer", si.Column, col, bytes.Count(buf, needle))
+	}
+	copy(buf[bytes.Index(buf, needle)+zone*w:], v)
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
