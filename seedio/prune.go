@@ -53,9 +53,12 @@ func (o Op) String() string {
 // literal is accepted and only the counts are used.
 //
 // Comparison semantics are Arrow Rust's (IEEE totalOrder for floats, R29).
-// To stay sound for engines with IEEE semantics as well, a zero literal is
-// treated as the interval [−0.0, +0.0] (§5.4) and NaN literals never prune
-// ordinary rows away.
+// To stay sound for engines with IEEE semantics as well (and Lance 12's,
+// which compares floats in totalOrder with −0.0 = +0.0), a zero literal is
+// treated as the interval [−0.0, +0.0] (§5.4), NaN literals never prune
+// ordinary rows away, and float zero bounds are read widened
+// (WidenZeroBound: a min of ±0.0 as −0.0, a max of ±0.0 as +0.0; R39 on
+// read, Q16), so a writer's choice of zero never excludes the other one.
 type Predicate struct {
 	Op     Op
 	Values []any
