@@ -30,7 +30,9 @@ import (
 	"github.com/lancekeeper/lancekeeper/scan"
 	"github.com/lancekeeper/lancekeeper/seedio"
 	"github.com/lancekeeper/lancekeeper/snapshot"
+	"github.com/lancekeeper/lancekeeper/store"
 	"github.com/lancekeeper/lancekeeper/tests/peerlance"
+	"github.com/lancekeeper/lancekeeper/zonemap"
 )
 
 // Row values of the signed-zero table, as float64 (the sign of a zero and
@@ -508,4 +510,123 @@ func checkSeedsUsed(ctx context.Context, t *testing.T, dir, pred string, frag ui
 	}
 	t.Errorf("%q: fragment %d not in the plan", pred, frag)
 	return 0, 0
+}
+
+// TestLance12_SignedZeros_ZoneMapIndexLanceBuilds: the ZoneMap index
+// segments Lance 12 builds itself (its optimize rewrites the index we
+// created over two fragments into one over the compacted fragment) hold,
+// for float16/32/64 zones with −0.0 and +0.0, the exact totalOrder
+// extrema too (a zone of −0 and +0: min −0, max +0; of +0 and positives:
+// min +0), NaN-free zones compared bit by bit; our reader widens them like
+// seed bounds (seedio.WidenZeroBound) when it prunes.
+func TestLance12_SignedZeros_ZoneMapIndexLanceBuilds(t *testing.T) {
+	record(t, catIndex)
+	p := peerlance.ServeForTest(t)
+	ctx := peerContext(t)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "zm.lance")
+	var vals []float64
+	for _, z := range signedZeroZones() {
+		vals = append(vals, z...)
+	}
+	for i, part := range [][]float64{vals[:29], vals[29:]} { // two fragments: Lance's optimize compacts them and rewrites the index
+		rec := signedZeroBatch(int64(i*29), part)
+		ipcFile := filepath.Join(tmp, fmt.Sprintf("p%d.arrow", i))
+		if err := peerlance.WriteIPCFile(ipcFile, rec.Schema(), rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		var err error
+		if i == 0 {
+			_, err = p.Create(ctx, dir, ipcFile, peerlance.CreateOptions{StorageVersion: "2.2"})
+		} else {
+			_, err = p.Append(ctx, dir, ipcFile)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := store.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ours := map[string]bool{}
+	for _, c := range []string{"f16", "f32", "f64"} {
+		r, err := zonemap.Create(ctx, st, zonemap.CreateOptions{Column: c, RowsPerZone: signedZeroRowsPerZone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := manifest.IndexUUID(r.Segment)
+		ours[u] = true
+	}
+	if _, err := p.Optimize(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := manifest.LoadLatest(ctx, st.Bucket(), st.KeyPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	frags := f.Manifest.GetFragments()
+	if len(frags) != 1 {
+		t.Fatalf("%d fragments after Lance's optimize, want 1", len(frags))
+	}
+	df, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(manifest.DataDir+"/"+frags[0].GetFiles()[0].GetPath()), datafile.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, zeroZones := 0, 0
+	for _, idx := range f.Indices() {
+		u, _ := manifest.IndexUUID(idx)
+		if !zonemap.IsZoneMap(idx) || ours[u] {
+			continue
+		}
+		seg, err := zonemap.ReadSegment(ctx, st.Bucket(), st.KeyPrefix()+"_indices/"+u+"/zonemap.lance", zonemap.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := strings.TrimSuffix(idx.GetName(), "_idx")
+		fi := df.Schema().FieldByName(col)
+		rec, err := df.ReadRows(ctx, datafile.ReadRequest{Fields: []int{fi}, Ranges: []datafile.RowRange{{Start: 0, End: df.NumRows()}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := seedio.NewCollector(arrow.Field{Name: col, Type: rec.Column(0).DataType(), Nullable: true}, seedio.CollectorOptions{RowsPerZone: seg.RowsPerZone, ExactZeros: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Observe(rec.Column(0)); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		exact, err := c.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seg.Zones) != len(exact.Zones) {
+			t.Fatalf("%s: Lance's segment has %d zones, the fragment %d", col, len(seg.Zones), len(exact.Zones))
+		}
+		var got []string
+		for i, z := range seg.Zones {
+			e := exact.Zones[i]
+			if reprValue(z.Min) != reprValue(e.Min) {
+				t.Errorf("%s zone %d: Lance's index min %s, exact %s", col, i, reprValue(z.Min), reprValue(e.Min))
+			}
+			if e.NaNCount == 0 && reprValue(z.Max) != reprValue(e.Max) {
+				t.Errorf("%s zone %d: Lance's index max %s, exact %s", col, i, reprValue(z.Max), reprValue(e.Max))
+			}
+			if _, w := seedio.WidenZeroBound(z.Min, false); w {
+				zeroZones++
+			}
+			got = append(got, fmt.Sprintf("[%s,%s]", reprValue(z.Min), reprValue(z.Max)))
+			checked++
+		}
+		t.Logf("Lance 12 ZoneMap segment %s: %s", col, strings.Join(got, " "))
+	}
+	if checked == 0 {
+		t.Fatal("Lance's optimize wrote no ZoneMap segment to check")
+	}
+	if zeroZones == 0 {
+		t.Error("no zone of Lance's segments has a +0 min (the case R39-on-read widens)")
+	}
 }
