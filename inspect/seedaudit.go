@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"errors"
 
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/flags"
@@ -29,7 +30,10 @@ type FileSeedAudit struct {
 	Path     string // relative to the dataset root (data/…)
 	Rows     uint64
 	Err      error // the file could not be opened
-	Seeds    []datafile.SeedVerdict
+	// Legacy: a legacy v1 ("0.1") data file. It has no schema metadata and
+	// no global buffers, so it holds no seeds: nothing to verify.
+	Legacy bool
+	Seeds  []datafile.SeedVerdict
 }
 
 // AllSound reports whether every seed is sound and every file was read.
@@ -55,6 +59,11 @@ func AuditSeeds(ctx context.Context, st *store.Store, m *pb.Manifest, column str
 		for _, df := range fr.GetFiles() {
 			fa := FileSeedAudit{Fragment: fr.GetId(), Path: manifest.DataDir + "/" + df.GetPath()}
 			f, err := openDataFile(ctx, res, bases, df)
+			if errors.Is(err, datafile.ErrLegacyFormat) {
+				fa.Legacy, fa.Rows = true, fr.GetPhysicalRows()
+				out.Files = append(out.Files, fa)
+				continue
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()

@@ -31,6 +31,7 @@ type fileSeedsVerifyJSON struct {
 	Path     string            `json:"path"`
 	Rows     uint64            `json:"rows"`
 	Error    string            `json:"error,omitempty"`
+	Legacy   bool              `json:"legacy,omitempty"`
 	Seeds    []seedVerdictJSON `json:"seeds"`
 }
 
@@ -110,7 +111,7 @@ func seedsVerifyReport(dataset string, a *inspect.SeedAudit) *seedsVerifyJSON {
 	rep := &seedsVerifyJSON{Dataset: dataset, Version: a.Version, ZoneSeedsFlag: a.ZoneSeedsFlag, Sound: a.Sound, Unsound: a.Unsound,
 		Unusable: a.Unusable, Unverified: a.Unverified, FilesUnreadable: a.FilesUnreadable, Files: []fileSeedsVerifyJSON{}}
 	for _, f := range a.Files {
-		fj := fileSeedsVerifyJSON{Fragment: f.Fragment, Path: f.Path, Rows: f.Rows, Seeds: []seedVerdictJSON{}}
+		fj := fileSeedsVerifyJSON{Fragment: f.Fragment, Path: f.Path, Rows: f.Rows, Legacy: f.Legacy, Seeds: []seedVerdictJSON{}}
 		if f.Err != nil {
 			fj.Error = oneLine(f.Err.Error())
 		}
@@ -149,6 +150,10 @@ func writeSeedsVerifyText(w io.Writer, rep *seedsVerifyJSON) {
 	for _, f := range rep.Files {
 		if f.Error != "" {
 			fmt.Fprintf(w, "  %s (fragment %d): unreadable: %s\n", f.Path, f.Fragment, f.Error)
+			continue
+		}
+		if f.Legacy {
+			fmt.Fprintf(w, "  %s (fragment %d): legacy v1 data file, no seeds (no global buffers)\n", f.Path, f.Fragment)
 			continue
 		}
 		for _, s := range f.Seeds {
