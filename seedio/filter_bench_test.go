@@ -2,12 +2,14 @@ package seedio
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // scanOffsetsKeyOnly is scanOffsets with the prefix-key filter only (the
@@ -47,7 +49,16 @@ func BenchmarkUtf8Filter(b *testing.B) {
 	for _, a := range writeDataColumns()["utf8"] {
 		sets["writedata"] = append(sets["writedata"], a.(*array.String))
 	}
-	for _, name := range []string{"random8-24", "writedata"} {
+	sb := array.NewStringBuilder(memory.NewGoAllocator())
+	for i := range 1 << 20 {
+		if i%100 == 7 {
+			sb.AppendNull()
+			continue
+		}
+		sb.Append(fmt.Sprintf("key-%012d", i)) // ascending: every value a new max
+	}
+	sets["sorted"] = []*array.String{sb.NewStringArray()}
+	for _, name := range []string{"random8-24", "writedata", "sorted"} {
 		b.Run(name, func(b *testing.B) { utf8FilterBench(b, sets[name]) })
 	}
 }
