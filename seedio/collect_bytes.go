@@ -121,7 +121,7 @@ func scanOffsets[O int32 | int64](st *extremaScan, data []byte, offs []O, vb []b
 	base := unsafe.Pointer(unsafe.SliceData(data))
 	n := uint(len(data))
 	for j := 1; j < len(offs); j++ {
-		j = nextCandidate(base, n, offs, j, st.minK, st.maxK, len(st.minS) == 0)
+		j = nextCandidate(base, n, offs, j, st.minK, st.maxK, len(st.minS) == 0, vb, bit)
 		if j >= len(offs) {
 			return
 		}
@@ -151,7 +151,12 @@ func scanOffsets[O int32 | int64](st *extremaScan, data []byte, offs []O, vb []b
 // and the max bytewise. With 32-bit offsets on a CPU with AVX-512 VBMI, a
 // kernel tests eight values per step (nextCandidateVBMI); otherwise one at a
 // time (nextCandidateKey).
-func nextCandidate[O int32 | int64](base unsafe.Pointer, n uint, offs []O, j int, minK, maxK uint64, minEmpty bool) int {
+//
+// vb and bit are the validity of the values (value j-1…j is row bit+j-1;
+// vb nil: all valid): the kernel does not stop at a null slot (an empty
+// one would otherwise be a candidate while the min is not empty); the
+// caller skips null slots it is given anyway.
+func nextCandidate[O int32 | int64](base unsafe.Pointer, n uint, offs []O, j int, minK, maxK uint64, minEmpty bool, vb []byte, bit int) int {
 	if useVBMI && unsafe.Sizeof(offs[0]) == 4 {
 		// Skipped: lo <= k < maxK. Once the min is empty, a value with k ==
 		// minK == 0 (the empty value, or one of zero bytes) cannot change
@@ -162,7 +167,7 @@ func nextCandidate[O int32 | int64](base unsafe.Pointer, n uint, offs []O, j int
 		}
 		if minK != math.MaxUint64 && maxK > lo {
 			o32 := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(offs))), len(offs))
-			return nextCandidateVBMI(base, n, o32, j, minK, maxK, lo, maxK-lo)
+			return nextCandidateVBMI(base, n, o32, j, minK, maxK, lo, maxK-lo, vb, bit)
 		}
 	}
 	return nextCandidateKey(base, n, offs, j, minK, maxK)
@@ -172,10 +177,11 @@ func nextCandidate[O int32 | int64](base unsafe.Pointer, n uint, offs []O, j int
 // (prefixFilterVBMI): the kernel skips values while it can (eight at a time,
 // with at least eight values left and 128 bytes of data from the first
 // one's start); the value it stops at is then checked alone.
-func nextCandidateVBMI(base unsafe.Pointer, n uint, offs []int32, j int, minK, maxK, lo, span uint64) int {
+func nextCandidateVBMI(base unsafe.Pointer, n uint, offs []int32, j int, minK, maxK, lo, span uint64, vb []byte, bit int) int {
+	vp := unsafe.Pointer(unsafe.SliceData(vb))
 	for j < len(offs) {
 		if len(offs)-j >= 8 {
-			j += prefixFilterVBMI((*byte)(base), int(n), &offs[j-1], len(offs)-j, lo, span)
+			j += prefixFilterVBMI((*byte)(base), int(n), &offs[j-1], len(offs)-j, lo, span, (*byte)(vp), len(vb), bit+j-1)
 			if j >= len(offs) {
 				return j
 			}

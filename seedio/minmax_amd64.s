@@ -676,14 +676,18 @@ DATA prefixRev<>+48(SB)/8, $0x0001020304050607
 DATA prefixRev<>+56(SB)/8, $0x0001020304050607
 GLOBL prefixRev<>(SB), RODATA|NOPTR, $64
 
-// func prefixFilterVBMI(data *byte, n int, offs *int32, count int, lo, span uint64) (done int)
+// func prefixFilterVBMI(data *byte, n int, offs *int32, count int, lo, span uint64, valid *byte, validLen, bit int) (done int)
 // Eight values per step, from a 256-byte window at the first one's start
 // (two VPERMI2B of 128 bytes each, blended by bit 7 of the byte index). A
 // step ends the loop when one of its values is a candidate or its prefix
 // leaves the window; done is then that value's index. The only
-// loop-carried dependency is done += 8, so steps overlap.
-TEXT ·prefixFilterVBMI(SB), NOSPLIT, $0-56
+// loop-carried dependency is done += 8, so steps overlap. Null values (bits
+// of valid from bit on; valid nil: none) are never candidates.
+TEXT ·prefixFilterVBMI(SB), NOSPLIT, $0-80
 	MOVQ data+0(FP), SI
+	MOVQ valid+48(FP), BX
+	MOVQ validLen+56(FP), R12
+	MOVQ bit+64(FP), R13
 	MOVQ n+8(FP), R8
 	MOVQ offs+16(FP), DI
 	MOVQ count+24(FP), CX
@@ -732,6 +736,21 @@ ploop:
 	VPANDNQ      Z6, Z5, Z6         // zero-padded keys
 	VPSUBQ       Z20, Z6, Z6
 	VPCMPUQ      $5, Z21, Z6, K2    // k - lo >= span: a candidate
+	TESTQ        BX, BX
+	JZ           pvalid
+	LEAQ         (R13)(AX*1), R10   // validity bit of value done
+	MOVQ         R10, DX
+	SHRQ         $3, DX
+	INCQ         DX
+	CMPQ         DX, R12
+	JGE          pvalid             // fewer than two bytes left: no mask
+	MOVWLZX      -1(BX)(DX*1), DX
+	ANDQ         $7, R10
+	SHRXL        R10, DX, DX
+	KMOVB        DX, K3
+	KANDB        K3, K2, K2         // nulls are not candidates
+
+pvalid:
 	KORB         K1, K2, K2
 	KORTESTB     K2, K2
 	JNZ          pstop
@@ -744,6 +763,6 @@ pstop:
 	ADDQ   R11, AX
 
 pret:
-	MOVQ AX, done+48(FP)
+	MOVQ AX, done+72(FP)
 	VZEROUPPER
 	RET

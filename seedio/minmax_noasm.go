@@ -10,7 +10,7 @@ const (
 	useVBMI   = false
 )
 
-func prefixFilterVBMI(data *byte, n int, offs *int32, count int, lo, span uint64) (done int) {
+func prefixFilterVBMI(data *byte, n int, offs *int32, count int, lo, span uint64, valid *byte, validLen, bit int) (done int) {
 	panic("seedio: prefixFilterVBMI without amd64 assembly")
 }
 
