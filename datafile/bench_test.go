@@ -157,3 +157,68 @@ func BenchmarkWrite1M22(b *testing.B) {
 		b.ReportMetric(100*(onCPU.Seconds()/offCPU.Seconds()-1), "%cpu-overhead")
 	}
 }
+
+// tripleBenchBatches is the data of tests/bench's write/seeds-overhead (1 Mi
+// rows in 64 Ki-row batches: int64 without nulls, float64 and utf8 with 5 %
+// nulls each, strings 0–31-byte slices of one alphabet).
+func tripleBenchBatches() []arrow.RecordBatch {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	const rows, batch = 1 << 20, 1 << 16
+	var out []arrow.RecordBatch
+	for off := 0; off < rows; off += batch {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		ids := b.Field(0).(*array.Int64Builder)
+		xs := b.Field(1).(*array.Float64Builder)
+		ss := b.Field(2).(*array.StringBuilder)
+		for i := range batch {
+			v := int64(off + i)
+			ids.Append(v)
+			h := uint64(v) * 0x9E3779B97F4A7C15
+			if h%20 == 7 {
+				xs.AppendNull()
+			} else {
+				xs.Append(float64(h>>11) / (1 << 53))
+			}
+			if h%20 == 11 {
+				ss.AppendNull()
+			} else {
+				p, l := int(h>>7)%32, int(h>>13)%32
+				ss.Append(alphabet[p : p+min(l, len(alphabet)-p)])
+			}
+		}
+		out = append(out, b.NewRecordBatch())
+		b.Release()
+	}
+	return out
+}
+
+// BenchmarkSeedsOverhead22 writes tests/bench's write/seeds-overhead rows
+// as one 2.2 file with v1 seeds on every column and without, as separate
+// sub-benchmarks, so that each can be profiled on its own (-cpuprofile) and
+// their allocations compared (-benchmem):
+//
+//	go test -run '^$' -bench SeedsOverhead22 -benchmem -count 5 ./datafile/
+func BenchmarkSeedsOverhead22(b *testing.B) {
+	recs := tripleBenchBatches()
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	for _, seeds := range []bool{false, true} {
+		b.Run(fmt.Sprintf("seeds=%v", seeds), func(b *testing.B) {
+			var cpu time.Duration
+			for b.Loop() {
+				c0 := processCPU()
+				writeBenchV(b, recs, seeds, V2_2)
+				cpu += processCPU() - c0
+			}
+			b.ReportMetric(cpu.Seconds()*1e3/float64(b.N), "cpu-ms/op")
+		})
+	}
+}

@@ -6,6 +6,7 @@ package seedio
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"unicode/utf8"
 	"unsafe"
@@ -113,15 +114,14 @@ type extremaScan struct {
 
 // scanOffsets folds the values delimited by offs (len(offs)-1 values) into
 // st, skipping null ones: value j-1…j is row bit+j-1 of the validity bitmap
-// vb (nil: all valid). The 8-byte prefix key settles almost every comparison: the
-// hot loop (nextCandidate) only looks for values whose key is <= the min key
-// or >= the max key; those, and values near the end of the data buffer, are
-// then compared in full here.
+// vb (nil: all valid). The hot loop (nextCandidate) only looks for values
+// that may change the extrema; those, and values near the end of the data
+// buffer, are then compared in full here.
 func scanOffsets[O int32 | int64](st *extremaScan, data []byte, offs []O, vb []byte, bit int) {
 	base := unsafe.Pointer(unsafe.SliceData(data))
 	n := uint(len(data))
 	for j := 1; j < len(offs); j++ {
-		j = nextCandidate(base, n, offs, j, st.minK, st.maxK)
+		j = nextCandidate(base, n, offs, j, st.minK, st.maxK, len(st.minS) == 0, vb, bit)
 		if j >= len(offs) {
 			return
 		}
@@ -141,10 +141,61 @@ func scanOffsets[O int32 | int64](st *extremaScan, data []byte, offs []O, vb []b
 }
 
 // nextCandidate returns the first j' >= j such that value j'-1…j' (between
-// offs[j'-1] and offs[j']) may change the extrema: its prefix key is <= minK
-// or >= maxK, or it lies within 8 bytes of the end of the data. It returns
+// offs[j'-1] and offs[j']) may change the extrema minK/maxK (the prefix keys
+// of the running min and max; minEmpty: the running min is the empty
+// value), or lies within 8 bytes of the end of the data. It returns
 // len(offs) when there is none.
-func nextCandidate[O int32 | int64](base unsafe.Pointer, n uint, offs []O, j int, minK, maxK uint64) int {
+//
+// A value is skipped when its 8-byte big-endian prefix key k (zero-padded)
+// lies strictly between minK and maxK: then it is strictly between the min
+// and the max bytewise. With 32-bit offsets on a CPU with AVX-512 VBMI, a
+// kernel tests eight values per step (nextCandidateVBMI); otherwise one at a
+// time (nextCandidateKey).
+//
+// vb and bit are the validity of the values (value j-1…j is row bit+j-1;
+// vb nil: all valid): the kernel does not stop at a null slot (an empty
+// one would otherwise be a candidate while the min is not empty); the
+// caller skips null slots it is given anyway.
+func nextCandidate[O int32 | int64](base unsafe.Pointer, n uint, offs []O, j int, minK, maxK uint64, minEmpty bool, vb []byte, bit int) int {
+	if useVBMI && unsafe.Sizeof(offs[0]) == 4 {
+		// Skipped: lo <= k < maxK. Once the min is empty, a value with k ==
+		// minK == 0 (the empty value, or one of zero bytes) cannot change
+		// the min either (ties keep the first), so it is skipped too.
+		lo := minK + 1
+		if minEmpty {
+			lo = minK
+		}
+		if minK != math.MaxUint64 && maxK > lo {
+			o32 := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(offs))), len(offs))
+			return nextCandidateVBMI(base, n, o32, j, minK, maxK, lo, maxK-lo, vb, bit)
+		}
+	}
+	return nextCandidateKey(base, n, offs, j, minK, maxK)
+}
+
+// nextCandidateVBMI is nextCandidate with the AVX-512 VBMI kernel
+// (prefixFilterVBMI): the kernel skips values while it can (eight at a time,
+// with at least eight values left and 128 bytes of data from the first
+// one's start); the value it stops at is then checked alone.
+func nextCandidateVBMI(base unsafe.Pointer, n uint, offs []int32, j int, minK, maxK, lo, span uint64, vb []byte, bit int) int {
+	vp := unsafe.Pointer(unsafe.SliceData(vb))
+	for j < len(offs) {
+		if len(offs)-j >= 8 {
+			j += prefixFilterVBMI((*byte)(base), int(n), &offs[j-1], len(offs)-j, lo, span, (*byte)(vp), len(vb), bit+j-1)
+			if j >= len(offs) {
+				return j
+			}
+		}
+		if nextCandidateKey(base, n, offs[:j+1], j, minK, maxK) == j {
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+// nextCandidateKey is nextCandidate with the prefix-key filter only.
+func nextCandidateKey[O int32 | int64](base unsafe.Pointer, n uint, offs []O, j int, minK, maxK uint64) int {
 	for ; j < len(offs); j++ {
 		s, e := int(offs[j-1]), int(offs[j])
 		if s < 0 || uint(s)+8 > n {

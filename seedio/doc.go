@@ -32,6 +32,14 @@
 //     internal/truncate, and the Arrow IPC walk of the container check in
 //     internal/arrowipc.
 //
+// Speed: the collectors' hot loops (int/float min-max, masked by validity;
+// the utf8/binary candidate filter) run SIMD kernels (minmax_amd64.s)
+// chosen once from the CPU's features — AVX2, AVX-512, and for the string
+// filter AVX-512 VBMI (byte permutes build eight 8-byte big-endian value
+// prefixes per step) — and portable Go loops elsewhere or with -tags noasm.
+// The result never depends on the kernel: the property, fuzz and
+// prefix-filter tests compare every path with a naive reference.
+//
 // The package exports more than 60 names because of the error catalogue:
 // the 26 sentinel errors ErrSeed… of E01–E26 are named by the
 // specification (§5.2), and callers match them with errors.Is; without them

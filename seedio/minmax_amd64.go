@@ -12,7 +12,26 @@ var (
 	// The AVX-512 kernels use foundation instructions plus the byte-wide
 	// mask instructions of AVX512DQ (KMOVB, KORTESTB, KANDNB).
 	useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ
+	// useVBMI selects prefixFilterVBMI: VPERMB/VPERMI2B (VBMI), byte and
+	// 256-bit EVEX forms (BW, VL), KMOVB (DQ), TZCNT (BMI1), SHRX (BMI2).
+	useVBMI = useAVX512 && cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasBMI1 && cpu.X86.HasBMI2
 )
+
+// prefixFilterVBMI tests the utf8/binary values i = 0, 1, … of a zone,
+// value i being data[offs[i]:offs[i+1]] (offs has count+1 entries), eight
+// per step: it builds each value's 8-byte big-endian prefix key k (zero-
+// padded) with byte permutes from a 256-byte window of data starting at the
+// step's first value, and returns the index of the first value whose key is
+// not inside [lo, lo+span) (a candidate for the extrema), or of the first
+// value it did not test: when fewer than 8 values are left, when the step's
+// first start is negative or less than 256 bytes from n, or when a value's
+// prefix leaves the window. valid (validLen bytes; nil: all valid) is the
+// validity bitmap, value i being bit bit+i: a null value is never a
+// candidate (the bits are used while two bytes of valid can be read at the
+// step's first value). Requires useVBMI.
+//
+//go:noescape
+func prefixFilterVBMI(data *byte, n int, offs *int32, count int, lo, span uint64, valid *byte, validLen, bit int) (done int)
 
 // minmax64AVX2 folds p[0:n], each XORed with flip, into signed min and
 // max. n must be >= 4.

@@ -651,3 +651,118 @@ mfdone:
 	MOVQ      R11, negs+40(FP)
 	VZEROUPPER
 	RET
+
+// Byte indices for VPERMB: qword lane i, every byte = 4*i (byte 0 of dword
+// i of the relative starts).
+DATA prefixBcast<>+0(SB)/8, $0x0000000000000000
+DATA prefixBcast<>+8(SB)/8, $0x0404040404040404
+DATA prefixBcast<>+16(SB)/8, $0x0808080808080808
+DATA prefixBcast<>+24(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA prefixBcast<>+32(SB)/8, $0x1010101010101010
+DATA prefixBcast<>+40(SB)/8, $0x1414141414141414
+DATA prefixBcast<>+48(SB)/8, $0x1818181818181818
+DATA prefixBcast<>+56(SB)/8, $0x1c1c1c1c1c1c1c1c
+GLOBL prefixBcast<>(SB), RODATA|NOPTR, $64
+
+// Per qword lane: byte b (little-endian) takes window byte start+7-b, so
+// the lane read as an integer is the big-endian 8-byte prefix.
+DATA prefixRev<>+0(SB)/8, $0x0001020304050607
+DATA prefixRev<>+8(SB)/8, $0x0001020304050607
+DATA prefixRev<>+16(SB)/8, $0x0001020304050607
+DATA prefixRev<>+24(SB)/8, $0x0001020304050607
+DATA prefixRev<>+32(SB)/8, $0x0001020304050607
+DATA prefixRev<>+40(SB)/8, $0x0001020304050607
+DATA prefixRev<>+48(SB)/8, $0x0001020304050607
+DATA prefixRev<>+56(SB)/8, $0x0001020304050607
+GLOBL prefixRev<>(SB), RODATA|NOPTR, $64
+
+// func prefixFilterVBMI(data *byte, n int, offs *int32, count int, lo, span uint64, valid *byte, validLen, bit int) (done int)
+// Eight values per step, from a 256-byte window at the first one's start
+// (two VPERMI2B of 128 bytes each, blended by bit 7 of the byte index). A
+// step ends the loop when one of its values is a candidate or its prefix
+// leaves the window; done is then that value's index. The only
+// loop-carried dependency is done += 8, so steps overlap. Null values (bits
+// of valid from bit on; valid nil: none) are never candidates.
+TEXT ·prefixFilterVBMI(SB), NOSPLIT, $0-80
+	MOVQ data+0(FP), SI
+	MOVQ valid+48(FP), BX
+	MOVQ validLen+56(FP), R12
+	MOVQ bit+64(FP), R13
+	MOVQ n+8(FP), R8
+	MOVQ offs+16(FP), DI
+	MOVQ count+24(FP), CX
+	VPBROADCASTQ lo+32(FP), Z20
+	VPBROADCASTQ span+40(FP), Z21
+	VMOVDQU64 prefixBcast<>(SB), Z30
+	VMOVDQU64 prefixRev<>(SB), Z31
+	MOVL $8, AX
+	VPBROADCASTD AX, Y22            // 8: the longest prefix
+	MOVL $248, AX
+	VPBROADCASTD AX, Y23            // 248: the last start whose prefix fits 256 bytes
+	VPTERNLOGQ $0xFF, Z24, Z24, Z24 // all ones
+	XORQ AX, AX                     // done
+	SUBQ $8, CX                     // steps need done <= count-8
+
+ploop:
+	CMPQ AX, CX
+	JGT  pret                       // fewer than 8 values left
+	MOVLQSX (DI)(AX*4), R9          // w: start of value done
+	TESTQ R9, R9
+	JL   pret
+	LEAQ 256(R9), R10
+	CMPQ R10, R8
+	JGT  pret                       // the window would pass the end of data
+
+	VMOVDQU32    (DI)(AX*4), Y0     // starts s0..s7
+	VMOVDQU32    4(DI)(AX*4), Y1    // ends e0..e7
+	VPBROADCASTD (DI)(AX*4), Y2
+	VPSUBD       Y2, Y0, Y3         // relative starts
+	VPCMPUD      $6, Y23, Y3, K1    // prefix leaves the window
+	VPSUBD       Y0, Y1, Y4         // lengths
+	VPMINUD      Y22, Y4, Y4
+	VPSLLD       $3, Y4, Y4
+	VPMOVZXDQ    Y4, Z4             // 8 * min(length, 8) per qword lane
+	VPSRLVQ      Z4, Z24, Z5        // bits past the value's end
+	VPERMB       Z3, Z30, Z6        // relative start in every byte of its lane
+	VPADDB       Z31, Z6, Z6        // byte indices into the window
+	VPMOVB2M     Z6, K4             // index >= 128: upper half
+	VMOVDQA64    Z6, Z9
+	ADDQ         SI, R9
+	VMOVDQU64    (R9), Z7
+	VPERMI2B     64(R9), Z7, Z6
+	VMOVDQU64    128(R9), Z8
+	VPERMI2B     192(R9), Z8, Z9
+	VPBLENDMB    Z9, Z6, K4, Z6     // big-endian 8-byte prefixes
+	VPANDNQ      Z6, Z5, Z6         // zero-padded keys
+	VPSUBQ       Z20, Z6, Z6
+	VPCMPUQ      $5, Z21, Z6, K2    // k - lo >= span: a candidate
+	TESTQ        BX, BX
+	JZ           pvalid
+	LEAQ         (R13)(AX*1), R10   // validity bit of value done
+	MOVQ         R10, DX
+	SHRQ         $3, DX
+	INCQ         DX
+	CMPQ         DX, R12
+	JGE          pvalid             // fewer than two bytes left: no mask
+	MOVWLZX      -1(BX)(DX*1), DX
+	ANDQ         $7, R10
+	SHRXL        R10, DX, DX
+	KMOVB        DX, K3
+	KANDB        K3, K2, K2         // nulls are not candidates
+
+pvalid:
+	KORB         K1, K2, K2
+	KORTESTB     K2, K2
+	JNZ          pstop
+	ADDQ         $8, AX
+	JMP          ploop
+
+pstop:
+	KMOVB  K2, R11
+	TZCNTL R11, R11
+	ADDQ   R11, AX
+
+pret:
+	MOVQ AX, done+72(FP)
+	VZEROUPPER
+	RET

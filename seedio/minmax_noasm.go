@@ -7,7 +7,12 @@ package seedio
 const (
 	useAVX2   = false
 	useAVX512 = false
+	useVBMI   = false
 )
+
+func prefixFilterVBMI(data *byte, n int, offs *int32, count int, lo, span uint64, valid *byte, validLen, bit int) (done int) {
+	panic("seedio: prefixFilterVBMI without amd64 assembly")
+}
 
 func minmax64AVX2(p *int64, n int, flip int64) (mn, mx int64) {
 	panic("seedio: minmax64AVX2 without amd64 assembly")
