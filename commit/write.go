@@ -227,7 +227,7 @@ func planAppend(in *arrow.Schema, ds []*pb.Field, version datafile.FileVersion) 
 	// Compare the Lance logical types the writer would record.
 	probe, err := datafile.NewWriter(io.Discard, ws, datafile.WriterOptions{FieldIDs: ids, Version: version})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrSchemaMismatch, err)
 	}
 	got := probe.Schema().Fields
 	byID := map[int32]*pb.Field{}
@@ -492,9 +492,9 @@ func writeFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 	// Validate the schema and the seed columns before writing anything.
 	probe, err := datafile.NewWriter(io.Discard, writeSchema, wopts)
 	if err != nil {
-		if opts.Mode != ModeAppend {
-			return nil, fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
-		}
+		// The writer's typed error (datafile.ErrInvalidSchema, naming the
+		// field and the storage version); a create has no table schema
+		// the input could mismatch.
 		return nil, err
 	}
 

@@ -205,6 +205,8 @@ func issue12Value(rng *mrand.Rand, b array.Builder, nullable, structNulls bool, 
 		if err := x.AppendString(v); err != nil {
 			panic(err)
 		}
+	case *array.Date32DictionaryBuilder:
+		_ = x.Append(arrow.Date32(rng.Int32N(5)))
 	case *array.Int64DictionaryBuilder:
 		v := []int64{math.MinInt64, 7, math.MaxInt64}[rng.IntN(3)]
 		if rng.IntN(3) == 0 {
@@ -519,6 +521,53 @@ func TestWriteCLI_Issue12_R15_EveryTypeEveryVersionRoundTripsThroughLance12(t *t
 			}
 			requireLance12Rows(ctx, t, p, dir, "after Lance optimize and index", sch, want)
 			cli("seeds", "verify", dir)
+		})
+	}
+}
+
+// TestWriteCLI_Issue12_RefusesWhatLance12CannotWrite: the types Lance 12
+// refuses at a storage version are refused by `write --mode create` with
+// exit 2, an error naming the field and the reason, nothing committed;
+// the library error is the writer's typed one (datafile.ErrInvalidSchema /
+// ErrInvalidData), not a "schema mismatch" (a create has no table schema).
+func TestWriteCLI_Issue12_RefusesWhatLance12CannotWrite(t *testing.T) {
+	cases := []struct {
+		version string
+		dt      arrow.DataType
+		want    string
+	}{
+		{"2.0", arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), "Lance 2.0 has no encoding for map"},
+		{"2.1", arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), "map columns need storage version 2.2"},
+		{"2.0", arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}), "Lance 2.0 cannot store struct validity"},
+		{"2.2", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.FixedWidthTypes.Date32}, "a dictionary of date32 cannot be written"},
+	}
+	for _, c := range cases {
+		t.Run(c.version+"_"+c.dt.String(), func(t *testing.T) {
+			sch := arrow.NewSchema([]arrow.Field{{Name: "c", Type: c.dt, Nullable: true}}, nil)
+			b := array.NewRecordBuilder(memory.NewGoAllocator(), sch)
+			defer b.Release()
+			rng := mrand.New(mrand.NewPCG(1, 2))
+			for range 60 {
+				issue12Value(rng, b.Field(0), true, true, 1)
+			}
+			rec := b.NewRecordBatch()
+			defer rec.Release()
+			tmp := t.TempDir()
+			in := filepath.Join(tmp, "in.arrow")
+			if err := peerlance.WriteIPCFile(in, sch, rec); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(tmp, "d.lance")
+			code, _, errs := runCLI(t, "write", dir, "--from", in, "--mode", "create", "--data-storage-version", c.version)
+			if code != exitBadInput || !strings.Contains(errs, c.want) || !strings.Contains(errs, `"c"`) {
+				t.Fatalf("exit %d %q, want exit 2 naming field \"c\" and %q", code, errs, c.want)
+			}
+			if strings.Contains(errs, "mismatch") || (c.version != "2.0" && strings.Contains(errs, "Lance 2.0")) {
+				t.Errorf("misleading refusal: %q", errs)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "_versions")); err == nil {
+				t.Error("a version was committed")
+			}
 		})
 	}
 }
