@@ -84,6 +84,10 @@ func issue12Types() []issue12Type {
 		// the E07 case: the input's child is not called "item" and is not nullable
 		{"fsl_vec", arrow.FixedSizeListOfField(3, f("v", arrow.PrimitiveTypes.Float32, false)), ""},
 		{"fsl_i32", arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int32), ""},
+		{"fsl_bool", arrow.FixedSizeListOf(3, arrow.FixedWidthTypes.Boolean), ""},
+		{"fsl_dec", arrow.FixedSizeListOf(2, &arrow.Decimal128Type{Precision: 20, Scale: 3}), ""},
+		{"fsl_fsb", arrow.FixedSizeListOf(2, &arrow.FixedSizeBinaryType{ByteWidth: 3}), ""},
+		{"list_fsl", arrow.ListOf(arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int32)), ""},
 		{"st", arrow.StructOf(f("x", arrow.PrimitiveTypes.Float64, true), f("y", arrow.BinaryTypes.String, true)), ""},
 		{"list_st", arrow.ListOf(nested), ""},
 		{"st_list", arrow.StructOf(f("l", arrow.ListOf(arrow.PrimitiveTypes.Int16), true), f("d", arrow.FixedWidthTypes.Date32, true)), ""},
