@@ -359,10 +359,11 @@ type fileSink struct {
 	}
 }
 
-// WriteArrow writes the record batches of rdr as v2.0 data files (one
-// fragment per file, at most MaxRowsPerFile rows each) with the requested v1
-// zone write seeds, then commits them as an Append, or as an Overwrite for
-// create and overwrite. Nothing is committed on any error; data files
+// WriteArrow writes the record batches of rdr as data files of the table's
+// data storage version (2.0, 2.1 or 2.2; for a new table
+// opts.DataStorageVersion, default 2.2) — one fragment per file, at most
+// MaxRowsPerFile rows each — with the requested v1 zone write seeds, then
+// commits them as an Append, or as an Overwrite for create and overwrite. Nothing is committed on any error; data files
 // already written are deleted on a best-effort basis.
 func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts WriteOptions) (*WriteResult, error) {
 	// Refuse an unsafe store before writing any data file.
@@ -396,7 +397,7 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 }
 
 // WriteFragments is the first half of WriteArrow: it writes the record
-// batches of rdr into st as v2.0 data files (one fragment per file, at
+// batches of rdr into st as data files of the table's storage version (one fragment per file, at
 // most opts.MaxRowsPerFile rows each) with the requested v1 zone write
 // seeds, and commits nothing. Before writing anything it checks against
 // the latest version that opts.Mode applies (ErrDatasetExists,
