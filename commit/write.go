@@ -363,8 +363,9 @@ type fileSink struct {
 // data storage version (2.0, 2.1 or 2.2; for a new table
 // opts.DataStorageVersion, default 2.2) — one fragment per file, at most
 // MaxRowsPerFile rows each — with the requested v1 zone write seeds, then
-// commits them as an Append, or as an Overwrite for create and overwrite. Nothing is committed on any error; data files
-// already written are deleted on a best-effort basis.
+// commits them as an Append, or as an Overwrite for create and overwrite.
+// Nothing is committed on any error; data files already written are
+// deleted on a best-effort basis.
 func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts WriteOptions) (*WriteResult, error) {
 	// Refuse an unsafe store before writing any data file.
 	if err := requireAtomicCreate(st, opts.Commit.AllowUnsafeCommit); err != nil {
