@@ -544,6 +544,11 @@ func TestWriteCLI_Issue12_RefusesWhatLance12CannotWrite(t *testing.T) {
 		{"2.1", arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), "map columns need storage version 2.2"},
 		{"2.0", arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}), "Lance 2.0 cannot store struct validity"},
 		{"2.2", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.FixedWidthTypes.Date32}, "a dictionary of date32 cannot be written"},
+		// Lance 12 panics creating these (its logical type splits on ':')
+		{"2.0", &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "+05:30"}, "contains ':'"},
+		{"2.2", &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "+05:30"}, "contains ':'"},
+		// Lance 12 writes this one; lancekeeper does not yet
+		{"2.2", arrow.FixedSizeListOf(2, arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32)), "fixed_size_list of fixed_size_list"},
 	}
 	for _, c := range cases {
 		t.Run(c.version+"_"+c.dt.String(), func(t *testing.T) {
