@@ -57,9 +57,19 @@ func corpusChunks(tb testing.TB) []seedChunk {
 		return nil
 	}
 	var out []seedChunk
+	// the corpus tables, and the Lance 12 files of the datafile testdata:
+	// lance12_v2.2_encoding_hints.lance holds the compressions Lance writes
+	// only on request (byte-stream split, general zstd/lz4, packed and
+	// variable packed structs, fixed-size lists, full-zip per-value zstd)
+	var paths []string
 	for _, table := range []string{"all_types", "storage_2_1", "scalar_indices"} {
 		files, _ := filepath.Glob(filepath.Join(corpus, "lance12", table+".lance", "data", "*.lance"))
-		for _, path := range files {
+		paths = append(paths, files...)
+	}
+	testdata, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "lance12_v2.*.lance"))
+	paths = append(paths, testdata...)
+	{
+		for _, path := range paths {
 			f, err := os.Open(path)
 			if err != nil {
 				continue
@@ -74,6 +84,15 @@ func corpusChunks(tb testing.TB) []seedChunk {
 				for _, p := range df.Column(c).Pages {
 					var pl pb21.PageLayout
 					if proto.Unmarshal(p.Encoding.Value, &pl) != nil {
+						continue
+					}
+					if fz := pl.GetFullZipLayout(); fz != nil && fz.ValueCompression != nil && len(p.Buffers) > 0 {
+						// full-zip items: the value compression and the
+						// start of the zipped buffer (per-value context)
+						b := make([]byte, min(p.Buffers[0].Len, 4096))
+						f.ReadAt(b, int64(p.Buffers[0].Pos))
+						enc, _ := proto.Marshal(fz.ValueCompression)
+						out = append(out, seedChunk{enc: enc, bufs: [][]byte{b}, n: uint64(fz.GetNumItems())})
 						continue
 					}
 					mb := pl.GetMiniBlockLayout()
