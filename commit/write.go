@@ -634,11 +634,11 @@ func chooseStorageVersion(opts WriteOptions, head *manifest.File) (datafile.File
 	switch want {
 	case "":
 		return datafile.V2_2, nil
-	case "2.0", "stable_2.0":
+	case "2.0":
 		return datafile.V2_0, nil
 	case "2.1":
 		return datafile.V2_1, nil
-	case "2.2", "stable":
+	case "2.2", "stable": // Lance 12 resolves "stable" to 2.2 ("next" to 2.3)
 		return datafile.V2_2, nil
 	}
 	if head != nil && opts.Mode != ModeCreate && want == DataFormatVersion(head.Manifest) {

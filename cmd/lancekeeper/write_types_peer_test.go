@@ -580,3 +580,42 @@ func TestWriteCLI_Issue12_RefusesWhatLance12CannotWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteCLI_Issue12_DataStorageVersionFlag: `write --mode create`
+// without --data-storage-version makes a 2.2 table as Lance 12 does;
+// 2.0/2.1/2.2 and "stable" (2.2 in Lance 12) are taken; 2.3, "next" (2.3
+// in Lance 12), legacy and anything else Lance 12 rejects are exit 2 with
+// nothing written; an append asking for another version than the table's
+// is exit 2.
+func TestWriteCLI_Issue12_DataStorageVersionFlag(t *testing.T) {
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "in.arrow")
+	writeArrowFile(t, in, false, 0, 10)
+	for _, c := range []struct {
+		flag, want string
+		code       int
+	}{{"", "2.2", 0}, {"2.0", "2.0", 0}, {"2.1", "2.1", 0}, {"2.2", "2.2", 0}, {"2.3", "", exitBadInput}, {"legacy", "", exitBadInput}, {"stable", "2.2", 0}, {"next", "", exitBadInput}, {"stable_2.0", "", exitBadInput}, {"x", "", exitBadInput}} {
+		dir := filepath.Join(t.TempDir(), "d.lance")
+		args := []string{"write", dir, "--from", in, "--mode", "create"}
+		if c.flag != "" {
+			args = append(args, "--data-storage-version", c.flag)
+		}
+		code, _, errs := runCLI(t, args...)
+		if code != c.code {
+			t.Fatalf("--data-storage-version %q: exit %d, want %d: %s", c.flag, code, c.code, errs)
+		}
+		if code != 0 {
+			if _, err := os.Stat(filepath.Join(dir, "_versions")); err == nil {
+				t.Errorf("--data-storage-version %q: a version was committed", c.flag)
+			}
+			continue
+		}
+		if got := latest(t, dir).Manifest.GetDataFormat().GetVersion(); got != c.want {
+			t.Errorf("--data-storage-version %q: data_format %q, want %q", c.flag, got, c.want)
+		}
+		other := map[string]string{"2.0": "2.2", "2.1": "2.0", "2.2": "2.1"}[c.want]
+		if code, _, errs := runCLI(t, "write", dir, "--from", in, "--mode", "append", "--data-storage-version", other); code != exitBadInput || !strings.Contains(errs, "data storage version") {
+			t.Errorf("append at %s to a %s table: exit %d %s", other, c.want, code, errs)
+		}
+	}
+}
