@@ -227,7 +227,7 @@ func planAppend(in *arrow.Schema, ds []*pb.Field, version datafile.FileVersion) 
 	// Compare the Lance logical types the writer would record.
 	probe, err := datafile.NewWriter(io.Discard, ws, datafile.WriterOptions{FieldIDs: ids, Version: version})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrSchemaMismatch, err)
 	}
 	got := probe.Schema().Fields
 	byID := map[int32]*pb.Field{}
@@ -359,11 +359,13 @@ type fileSink struct {
 	}
 }
 
-// WriteArrow writes the record batches of rdr as v2.0 data files (one
-// fragment per file, at most MaxRowsPerFile rows each) with the requested v1
-// zone write seeds, then commits them as an Append, or as an Overwrite for
-// create and overwrite. Nothing is committed on any error; data files
-// already written are deleted on a best-effort basis.
+// WriteArrow writes the record batches of rdr as data files of the table's
+// data storage version (2.0, 2.1 or 2.2; for a new table
+// opts.DataStorageVersion, default 2.2) — one fragment per file, at most
+// MaxRowsPerFile rows each — with the requested v1 zone write seeds, then
+// commits them as an Append, or as an Overwrite for create and overwrite.
+// Nothing is committed on any error; data files already written are
+// deleted on a best-effort basis.
 func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts WriteOptions) (*WriteResult, error) {
 	// Refuse an unsafe store before writing any data file.
 	if err := requireAtomicCreate(st, opts.Commit.AllowUnsafeCommit); err != nil {
@@ -396,7 +398,7 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 }
 
 // WriteFragments is the first half of WriteArrow: it writes the record
-// batches of rdr into st as v2.0 data files (one fragment per file, at
+// batches of rdr into st as data files of the table's storage version (one fragment per file, at
 // most opts.MaxRowsPerFile rows each) with the requested v1 zone write
 // seeds, and commits nothing. Before writing anything it checks against
 // the latest version that opts.Mode applies (ErrDatasetExists,
@@ -492,9 +494,9 @@ func writeFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 	// Validate the schema and the seed columns before writing anything.
 	probe, err := datafile.NewWriter(io.Discard, writeSchema, wopts)
 	if err != nil {
-		if opts.Mode != ModeAppend {
-			return nil, fmt.Errorf("%w: %v", ErrSchemaMismatch, err)
-		}
+		// The writer's typed error (datafile.ErrInvalidSchema, naming the
+		// field and the storage version); a create has no table schema
+		// the input could mismatch.
 		return nil, err
 	}
 
@@ -632,11 +634,11 @@ func chooseStorageVersion(opts WriteOptions, head *manifest.File) (datafile.File
 	switch want {
 	case "":
 		return datafile.V2_2, nil
-	case "2.0", "stable_2.0":
+	case "2.0":
 		return datafile.V2_0, nil
 	case "2.1":
 		return datafile.V2_1, nil
-	case "2.2", "stable":
+	case "2.2", "stable": // Lance 12 resolves "stable" to 2.2 ("next" to 2.3)
 		return datafile.V2_2, nil
 	}
 	if head != nil && opts.Mode != ModeCreate && want == DataFormatVersion(head.Manifest) {

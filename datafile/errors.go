@@ -24,11 +24,14 @@ var (
 	ErrUnsupported = errors.New("datafile: unsupported feature")
 	// ErrTooLarge: a length in the file exceeds what this package is willing to allocate.
 	ErrTooLarge = errors.New("datafile: metadata too large")
-	// ErrInvalidSchema: the Arrow schema given to the writer cannot be stored in a 2.0 file.
-	ErrInvalidSchema = errors.New("datafile: schema not writable as Lance 2.0")
+	// ErrInvalidSchema: the Arrow schema given to the writer cannot be
+	// stored at the writer's version (the wrapping message says why and at
+	// which version, e.g. a map in 2.0/2.1).
+	ErrInvalidSchema = errors.New("datafile: schema not writable")
 	// ErrInvalidData: a record batch given to the writer cannot be stored
-	// (for example a struct array with nulls, which 2.0 cannot represent).
-	ErrInvalidData = errors.New("datafile: data not writable as Lance 2.0")
+	// (for example a struct array with nulls, which 2.0 cannot represent);
+	// the wrapping message names the field and the version.
+	ErrInvalidData = errors.New("datafile: data not writable")
 	// ErrWriterClosed: Write or Close called after Close (or after a failed write).
 	ErrWriterClosed = errors.New("datafile: writer closed")
 )

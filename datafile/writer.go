@@ -306,7 +306,7 @@ func (w *Writer) buildSchema(opts WriterOptions) error {
 		case *arrow.BooleanType:
 			col.kind, col.width, fld.Encoding = ckBool, 1, 1
 		case *arrow.FixedSizeListType:
-			wd, _ := flatWidth(t.Elem())
+			wd, _ := fixedWidth21(t.Elem()) // bool, primitives, decimals, fixed_size_binary
 			col.kind, col.width, col.dim, fld.Encoding = ckFSL, wd, int(t.Len()), 1
 			if t.Len() < 1 {
 				return fmt.Errorf("%w: field %q: fixed_size_list dimension %d", ErrInvalidSchema, f.Name, t.Len())

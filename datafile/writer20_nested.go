@@ -68,7 +68,10 @@ func logicalType20(dt arrow.DataType) (string, error) {
 			return "", fmt.Errorf("fixed_size_binary width %d", t.ByteWidth)
 		}
 	case *arrow.ListType, *arrow.LargeListType, *arrow.NullType, *arrow.Decimal128Type, *arrow.Decimal256Type:
-	case *arrow.FixedSizeListType, *arrow.StructType:
+	case *arrow.FixedSizeListType:
+		// items of any fixed width, decimals and fixed_size_binary
+		// included, as Lance 12's 2.0 writer stores them
+	case *arrow.StructType:
 		return logicalTypeOf(dt)
 	default:
 		return logicalTypeOf(dt)

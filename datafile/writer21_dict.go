@@ -157,7 +157,10 @@ func narrowIndices(idx []byte, items, keyBits int, signed bool) ([]byte, error) 
 // array also when its key selects a null dictionary value (Arrow's logical
 // null, which Lance 12 returns as null).
 func logicalNull(a arrow.Array, i int) bool {
-	if a.IsNull(i) {
+	// A null-typed array has no validity bitmap (arrow-go's IsNull is then
+	// false) but every slot is null: Lance 12 stores it as NULLABLE_ITEM
+	// and cannot read an ALL_VALID null column (it panics).
+	if a.IsNull(i) || a.DataType().ID() == arrow.NULL {
 		return true
 	}
 	if d, ok := a.(*array.Dictionary); ok && d.Dictionary().NullN() > 0 {
@@ -168,7 +171,7 @@ func logicalNull(a arrow.Array, i int) bool {
 
 // mayHoldNulls reports whether a may hold logical nulls.
 func mayHoldNulls(a arrow.Array) bool {
-	if a.NullN() > 0 {
+	if a.NullN() > 0 || (a.DataType().ID() == arrow.NULL && a.Len() > 0) {
 		return true
 	}
 	d, ok := a.(*array.Dictionary)

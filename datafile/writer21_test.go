@@ -165,3 +165,39 @@ func TestSpec21_MapRefusedIn21(t *testing.T) {
 		t.Fatal("2.3 accepted")
 	}
 }
+
+// TestSpec21_6_1_NullTypeColumnIsNullableItem: a null-typed column (no
+// validity bitmap in Arrow, every slot null) is an all-null page whose one
+// layer is NULLABLE_ITEM, as Lance 12 writes it; an ALL_VALID layer made
+// Lance 12's reader panic (ComplexAllNullScheduler) on our files.
+func TestSpec21_6_1_NullTypeColumnIsNullableItem(t *testing.T) {
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "n", Type: arrow.Null, Nullable: true},
+	}, nil)
+	for _, v := range []FileVersion{V2_1, V2_2} {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+		for i := range 300 {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			b.Field(1).AppendNull()
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		f, _ := write21(t, rec, WriterOptions{Version: v})
+		for _, pl := range pageLayouts(t, f, 1) {
+			cl := pl.GetConstantLayout()
+			if cl == nil || len(cl.GetLayers()) != 1 || cl.GetLayers()[0] != pb21.RepDefLayer_REPDEF_NULLABLE_ITEM {
+				t.Errorf("%s: null column page layout %v, want an all-null page with [NULLABLE_ITEM]", v, pl)
+			}
+		}
+		got, err := f.ReadColumns(context.Background(), ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := got.Column(1); c.Len() != 300 || c.NullN() != 300 || c.DataType().ID() != arrow.NULL {
+			t.Errorf("%s: read back %s with %d of %d nulls", v, c.DataType(), c.NullN(), c.Len())
+		}
+		got.Release()
+		rec.Release()
+	}
+}

@@ -37,8 +37,8 @@ import (
 func (commands) Write() command {
 	return command{
 		name:    "write",
-		usage:   "DATASET --from FILE|- [--mode create|append|overwrite] [--seeds all|COL,…] [--rows-per-zone N] [--enable-zone-write-seeds] [--format auto|arrow|parquet|csv] [--schema COL:TYPE,…] [--delimiter C] [--max-rows-per-file N] [--branch B] [--progress] [--json] [--coordinator URL [--token T] [--dataset-name NAME]]",
-		summary: "Write Arrow IPC, Parquet or CSV rows as Lance v2.0 data files (optionally with v1 zone write seeds) and commit them.",
+		usage:   "DATASET --from FILE|- [--mode create|append|overwrite] [--data-storage-version 2.0|2.1|2.2] [--seeds all|COL,…] [--rows-per-zone N] [--enable-zone-write-seeds] [--no-index-seeds] [--format auto|arrow|parquet|csv] [--schema COL:TYPE,…] [--delimiter C] [--max-rows-per-file N] [--replace-schema] [--inline-transaction-only] [--branch B] [--progress] [--json] [--coordinator URL [--token T] [--dataset-name NAME]]",
+		summary: "Write Arrow IPC, Parquet or CSV rows as Lance data files of the table's storage version (2.0, 2.1, 2.2; new tables 2.2 like Lance 12), optionally with v1 zone write seeds, and commit them.",
 		run:     runWrite,
 	}
 }

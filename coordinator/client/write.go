@@ -15,7 +15,7 @@ import (
 )
 
 // WriteArrow is commit.WriteArrow with the commit sent to the coordinator:
-// it writes the record batches of rdr as v2.0 data files (with the
+// it writes the record batches of rdr as data files of the table's storage version (with the
 // requested v1 zone write seeds) directly into st — the dataset's location
 // as this client sees it, which must be the location the coordinator
 // serves as dataset — and asks the coordinator to commit them: an Append

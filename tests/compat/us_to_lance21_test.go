@@ -273,6 +273,23 @@ func appendWithSeedsNoFlag(ctx context.Context, t *testing.T, st *store.Store, r
 	if seeded < 20 {
 		t.Fatalf("only %d seeds written: %+v", seeded, r.Seeds)
 	}
+	// seeds verify (R30): every v0 seed we wrote is sound against the values.
+	vf, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(path), datafile.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts, err := vf.VerifySeeds(ctx, datafile.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(verdicts) != seeded {
+		t.Errorf("seeds verify audited %d seeds, %d written", len(verdicts), seeded)
+	}
+	for _, v := range verdicts {
+		if v.Status != datafile.SeedSound {
+			t.Errorf("seeds verify: %s %+v", v.Column, v)
+		}
+	}
 	frag := &pb.DataFragment{PhysicalRows: r.NumRows, Files: []*pb.DataFile{{Path: strings.TrimPrefix(path, manifest.DataDir+"/"),
 		Fields: r.Fields, ColumnIndices: r.ColumnIndices, FileMajorVersion: r.FileMajorVersion, FileMinorVersion: r.FileMinorVersion,
 		FileSizeBytes: r.FileSizeBytes}}}

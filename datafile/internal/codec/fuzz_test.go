@@ -57,9 +57,19 @@ func corpusChunks(tb testing.TB) []seedChunk {
 		return nil
 	}
 	var out []seedChunk
+	// the corpus tables, and the Lance 12 files of the datafile testdata:
+	// lance12_v2.2_encoding_hints.lance holds the compressions Lance writes
+	// only on request (byte-stream split, general zstd/lz4, packed and
+	// variable packed structs, fixed-size lists, full-zip per-value zstd)
+	var paths []string
 	for _, table := range []string{"all_types", "storage_2_1", "scalar_indices"} {
 		files, _ := filepath.Glob(filepath.Join(corpus, "lance12", table+".lance", "data", "*.lance"))
-		for _, path := range files {
+		paths = append(paths, files...)
+	}
+	testdata, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "lance12_v2.*.lance"))
+	paths = append(paths, testdata...)
+	{
+		for _, path := range paths {
 			f, err := os.Open(path)
 			if err != nil {
 				continue
@@ -74,6 +84,15 @@ func corpusChunks(tb testing.TB) []seedChunk {
 				for _, p := range df.Column(c).Pages {
 					var pl pb21.PageLayout
 					if proto.Unmarshal(p.Encoding.Value, &pl) != nil {
+						continue
+					}
+					if fz := pl.GetFullZipLayout(); fz != nil && fz.ValueCompression != nil && len(p.Buffers) > 0 {
+						// full-zip items: the value compression and the
+						// start of the zipped buffer (per-value context)
+						b := make([]byte, min(p.Buffers[0].Len, 4096))
+						f.ReadAt(b, int64(p.Buffers[0].Pos))
+						enc, _ := proto.Marshal(fz.ValueCompression)
+						out = append(out, seedChunk{enc: enc, bufs: [][]byte{b}, n: uint64(fz.GetNumItems())})
 						continue
 					}
 					mb := pl.GetMiniBlockLayout()
@@ -137,47 +156,95 @@ func FuzzCompressiveEncoding(f *testing.F) {
 		if proto.Unmarshal(encb, &enc) != nil {
 			return
 		}
-		n %= 1 << 16
-		lim := codec.Limits{MaxBytes: fuzzLimit}
-		if b, err := codec.DecodeMiniBlock(&enc, [][]byte{b0, b1}, n, lim); err == nil {
-			if blockBytes(&b) > fuzzLimit+len(b0)+len(b1) {
-				t.Fatalf("decoded %d bytes over the limit", blockBytes(&b))
-			}
-		} else {
-			checkErr(t, err)
+		decodeAllContexts(t, &enc, b0, b1, n%(1<<16))
+	})
+}
+
+// decodeAllContexts decodes b0/b1 with enc as a mini-block chunk, a block,
+// levels and full-zip items: typed errors only, output within the limit.
+func decodeAllContexts(t *testing.T, enc *pb21.CompressiveEncoding, b0, b1 []byte, n uint64) {
+	t.Helper()
+	lim := codec.Limits{MaxBytes: fuzzLimit}
+	if b, err := codec.DecodeMiniBlock(enc, [][]byte{b0, b1}, n, lim); err == nil {
+		if blockBytes(&b) > fuzzLimit+len(b0)+len(b1) {
+			t.Fatalf("decoded %d bytes over the limit", blockBytes(&b))
 		}
-		if _, err := codec.DecodeBlock(&enc, b0, n, lim); err != nil {
-			checkErr(t, err)
+	} else {
+		checkErr(t, err)
+	}
+	if _, err := codec.DecodeBlock(enc, b0, n, lim); err != nil {
+		checkErr(t, err)
+	}
+	lv, err := codec.DecodeLevels(enc, b0, n, lim)
+	if err != nil {
+		checkErr(t, err)
+	}
+	// LevelsInto (the reusing decoder the structural layer uses) appends
+	// the same levels after what dst holds.
+	rd := codec.NewDecoder(lim)
+	rd.Reuse()
+	into, err2 := rd.LevelsInto([]uint16{7}, enc, b0, n)
+	rd.Close()
+	if (err == nil) != (err2 == nil) {
+		t.Fatalf("Levels error %v, LevelsInto error %v", err, err2)
+	}
+	if err == nil && (len(into) != len(lv)+1 || into[0] != 7 || !slices.Equal(into[1:], lv)) {
+		t.Fatalf("LevelsInto gave %d levels, Levels %d", len(into)-1, len(lv))
+	}
+	vd, err := codec.NewValueDecoder(enc, lim)
+	if err != nil {
+		checkErr(t, err)
+		return
+	}
+	for _, item := range [][]byte{b0, b1} {
+		if fx := vd.FixedBytes(); fx > 0 && uint64(len(item)) > fx {
+			item = item[:fx]
 		}
-		lv, err := codec.DecodeLevels(&enc, b0, n, lim)
-		if err != nil {
-			checkErr(t, err)
+		checkErr(t, vd.Append(item))
+		checkErr(t, vd.AppendNull())
+	}
+	vd.Finish()
+}
+
+// FuzzStructuredCompressions: the compressions that wrap other ones —
+// byte-stream split, fixed-size list (validity, nesting), packed struct
+// and variable packed struct (§7.9, §7.11, §7.12) — seeded only with the
+// real chunks of those kinds Lance 12 wrote (testdata
+// lance12_v2.2_encoding_hints.lance) and hand-made forms, so that the
+// fuzzer's effort goes to them; decoded in all three contexts.
+func FuzzStructuredCompressions(f *testing.F) {
+	structured := func(e *pb21.CompressiveEncoding) bool {
+		switch e.GetCompression().(type) {
+		case *pb21.CompressiveEncoding_ByteStreamSplit, *pb21.CompressiveEncoding_FixedSizeList,
+			*pb21.CompressiveEncoding_PackedStruct, *pb21.CompressiveEncoding_VariablePackedStruct:
+			return true
 		}
-		// LevelsInto (the reusing decoder the structural layer uses) appends
-		// the same levels after what dst holds.
-		rd := codec.NewDecoder(lim)
-		rd.Reuse()
-		into, err2 := rd.LevelsInto([]uint16{7}, &enc, b0, n)
-		rd.Close()
-		if (err == nil) != (err2 == nil) {
-			t.Fatalf("Levels error %v, LevelsInto error %v", err, err2)
+		return false
+	}
+	for _, s := range corpusChunks(f) {
+		var e pb21.CompressiveEncoding
+		if proto.Unmarshal(s.enc, &e) != nil || !structured(&e) {
+			continue
 		}
-		if err == nil && (len(into) != len(lv)+1 || into[0] != 7 || !slices.Equal(into[1:], lv)) {
-			t.Fatalf("LevelsInto gave %d levels, Levels %d", len(into)-1, len(lv))
+		b0 := s.bufs[0]
+		if len(b0) > 4096 {
+			b0 = b0[:4096]
 		}
-		vd, err := codec.NewValueDecoder(&enc, lim)
-		if err != nil {
-			checkErr(t, err)
+		f.Add(s.enc, b0, []byte(nil), s.n)
+	}
+	bss := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_ByteStreamSplit{ByteStreamSplit: &pb21.ByteStreamSplit{Values: flat(32)}}}
+	f.Add(encBytes(bss), []byte{1, 2, 3, 4, 5, 6, 7, 8}, []byte(nil), uint64(2))
+	inner := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_FixedSizeList{FixedSizeList: &pb21.FixedSizeList{ItemsPerValue: 2, HasValidity: true, Values: flat(32)}}}
+	outer := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_FixedSizeList{FixedSizeList: &pb21.FixedSizeList{ItemsPerValue: 2, HasValidity: true, Values: inner}}}
+	f.Add(encBytes(outer), append([]byte{0x3, 0xf}, make([]byte, 32)...), []byte{0x3, 0xf}, uint64(2))
+	ps := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_PackedStruct{PackedStruct: &pb21.PackedStruct{BitsPerValue: []uint64{32, 64}, Values: flat(96)}}}
+	f.Add(encBytes(ps), make([]byte, 24), []byte(nil), uint64(2))
+	f.Fuzz(func(t *testing.T, encb, b0, b1 []byte, n uint64) {
+		var enc pb21.CompressiveEncoding
+		if proto.Unmarshal(encb, &enc) != nil || !structured(&enc) {
 			return
 		}
-		for _, item := range [][]byte{b0, b1} {
-			if fx := vd.FixedBytes(); fx > 0 && uint64(len(item)) > fx {
-				item = item[:fx]
-			}
-			checkErr(t, vd.Append(item))
-			checkErr(t, vd.AppendNull())
-		}
-		vd.Finish()
+		decodeAllContexts(t, &enc, b0, b1, n%(1<<16))
 	})
 }
 
