@@ -187,9 +187,14 @@ type memoStore interface {
 // it had right after the link (store.Store.Identity: same inode, size and
 // times) — a dataset deleted and made again under the same path, or a
 // manifest replaced by hand, is read from the store as before.
+//
+// file is the manifest as committed (manifest.EncodeFile: the File its
+// bytes decode to, made without decoding, which also lets the next append
+// copy the encoded fragment list). Nothing reachable from it is ever
+// modified: commits build on it copy on write (build.go).
 type latestMemo struct {
 	info  manifest.VersionInfo
-	data  []byte
+	file  *manifest.File
 	ident string
 }
 
@@ -198,7 +203,7 @@ func memoName(root string) string { return "commit/latest " + root }
 // rememberLatest records the manifest just published at info (local
 // stores only: elsewhere the identity costs a request, as much as the read
 // it saves). A newer memo is kept.
-func rememberLatest(ctx context.Context, st Store, info manifest.VersionInfo, data []byte) {
+func rememberLatest(ctx context.Context, st Store, info manifest.VersionInfo, file *manifest.File) {
 	ms, ok := st.(memoStore)
 	if !ok || !writesHint(st) {
 		return
@@ -212,7 +217,7 @@ func rememberLatest(ctx context.Context, st Store, info manifest.VersionInfo, da
 		ms.SetMemo(name, nil)
 		return
 	}
-	ms.SetMemo(name, &latestMemo{info: info, data: data, ident: id})
+	ms.SetMemo(name, &latestMemo{info: info, file: file, ident: id})
 }
 
 // fromMemo returns the latest manifest from the memo of rememberLatest
@@ -234,10 +239,17 @@ func (d *dataset) fromMemo(ctx context.Context) (*manifest.File, manifest.Versio
 	if id, err := ms.Identity(ctx, m.info.Path); err != nil || id != m.ident {
 		return nil, manifest.VersionInfo{}, false
 	}
-	f, err := manifest.Decode(manifest.Join(d.root, m.info.Path), m.data)
-	if err != nil {
-		return nil, manifest.VersionInfo{}, false
+	d.files[m.info.Version] = m.file
+	return m.file, m.info, true
+}
+
+// isMemoFile reports whether f is the manifest the memo of st holds for
+// its dataset: one this package built and checked (checkVersionInvariants).
+func isMemoFile(st Store, f *manifest.File) bool {
+	ms, ok := st.(memoStore)
+	if !ok || f == nil {
+		return false
 	}
-	d.files[m.info.Version] = f
-	return f, m.info, true
+	m, ok := ms.Memo(memoName(st.KeyPrefix())).(*latestMemo)
+	return ok && m.file == f
 }
