@@ -36,10 +36,10 @@ type buildInput struct {
 	// (checkVersionInvariants), so an append checks only its new
 	// fragments against it.
 	prevChecked bool
-	txn         *pb.Transaction     // the transaction, already rebased
-	txnFile     string              // name of the .txn file in _transactions/ ("" when none)
-	noTxnFile   bool                // no .txn file: the transaction is inline only (flag bit 5)
-	version     uint64              // version of the manifest being built
+	txn         *pb.Transaction // the transaction, already rebased
+	txnFile     string          // name of the .txn file in _transactions/ ("" when none)
+	noTxnFile   bool            // no .txn file: the transaction is inline only (flag bit 5)
+	version     uint64          // version of the manifest being built
 	now         time.Time
 
 	// Restore: the manifest (and indices) of the version being restored.
