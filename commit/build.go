@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/lancekeeper/lancekeeper/flags"
+	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 )
 
@@ -177,8 +177,14 @@ func finish(m *pb.Manifest, indices []*pb.IndexMetadata, flagParentR, flagParent
 // other again (checkVersionInvariantsAfter). A fragment that loses a data
 // file is copied first: m may share it with the manifest it follows.
 func finishAfter(m *pb.Manifest, indices []*pb.IndexMetadata, flagParentR, flagParentW uint64, in *buildInput, trusted []*pb.DataFragment) error {
+	// The trusted fragments went through this loop when their manifest
+	// was built: none has a tombstone-only file left.
+	skip := 0
+	if len(trusted) <= len(m.Fragments) && slices.Equal(m.Fragments[:len(trusted)], trusted) {
+		skip = len(trusted)
+	}
 	for i, f := range m.GetFragments() {
-		if !slices.ContainsFunc(f.GetFiles(), tombstoneOnly) {
+		if i < skip || !slices.ContainsFunc(f.GetFiles(), tombstoneOnly) {
 			continue
 		}
 		nf := proto.Clone(f).(*pb.DataFragment)
@@ -270,16 +276,7 @@ func tombstoneOnly(df *pb.DataFile) bool {
 // fragment list of its own, so fragments can be added, removed and
 // reordered without touching prev's list.
 func shareManifest(prev *pb.Manifest) *pb.Manifest {
-	m := &pb.Manifest{}
-	dst := m.ProtoReflect()
-	src := prev.ProtoReflect()
-	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		dst.Set(fd, v)
-		return true
-	})
-	if u := src.GetUnknown(); len(u) > 0 {
-		dst.SetUnknown(u)
-	}
+	m := manifest.ShallowCopy(prev)
 	m.Fragments = make([]*pb.DataFragment, len(prev.GetFragments()), len(prev.GetFragments())+4)
 	copy(m.Fragments, prev.GetFragments())
 	return m

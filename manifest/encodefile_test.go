@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
@@ -256,5 +257,82 @@ func TestSpec2_EncodeFileCopiesThePreviousFragments(t *testing.T) {
 	}
 	if got := len(dec.Manifest.Fragments); got != 301 {
 		t.Fatalf("%d fragments, want 301", got)
+	}
+}
+
+// setSome gives field fd of msg a non-default value (one element for a
+// list or map), whatever its kind.
+func setSome(msg protoreflect.Message, fd protoreflect.FieldDescriptor) {
+	scalar := func(fd protoreflect.FieldDescriptor) protoreflect.Value {
+		switch fd.Kind() {
+		case protoreflect.BoolKind:
+			return protoreflect.ValueOfBool(true)
+		case protoreflect.EnumKind:
+			return protoreflect.ValueOfEnum(1)
+		case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+			return protoreflect.ValueOfInt32(7)
+		case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+			return protoreflect.ValueOfInt64(7)
+		case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+			return protoreflect.ValueOfUint32(7)
+		case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+			return protoreflect.ValueOfUint64(7)
+		case protoreflect.FloatKind:
+			return protoreflect.ValueOfFloat32(7)
+		case protoreflect.DoubleKind:
+			return protoreflect.ValueOfFloat64(7)
+		case protoreflect.StringKind:
+			return protoreflect.ValueOfString("s")
+		case protoreflect.BytesKind:
+			return protoreflect.ValueOfBytes([]byte{7})
+		}
+		panic(fmt.Sprintf("kind %v", fd.Kind()))
+	}
+	switch {
+	case fd.IsList():
+		l := msg.Mutable(fd).List()
+		if fd.Message() != nil {
+			l.Append(protoreflect.ValueOfMessage(l.NewElement().Message()))
+		} else {
+			l.Append(scalar(fd))
+		}
+	case fd.IsMap():
+		mp := msg.Mutable(fd).Map()
+		v := mp.NewValue()
+		if fd.MapValue().Message() == nil {
+			v = scalar(fd.MapValue())
+		}
+		mp.Set(scalar(fd.MapKey()).MapKey(), v)
+	case fd.Message() != nil:
+		msg.Set(fd, protoreflect.ValueOfMessage(msg.NewField(fd).Message()))
+	default:
+		msg.Set(fd, scalar(fd))
+	}
+}
+
+// TestShallowCopy_EveryField: ShallowCopy copies each field of Manifest
+// (set alone, then all at once) and the unknown fields, and setting the
+// copy's optional scalars leaves the original alone. A field added to the
+// .proto and not to ShallowCopy fails here.
+func TestShallowCopy_EveryField(t *testing.T) {
+	all := &pb.Manifest{}
+	fields := all.ProtoReflect().Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		one := &pb.Manifest{}
+		setSome(one.ProtoReflect(), fd)
+		setSome(all.ProtoReflect(), fd)
+		if c := ShallowCopy(one); !c.ProtoReflect().Has(fd) || !proto.Equal(c, one) {
+			t.Fatalf("ShallowCopy does not copy field %s", fd.Name())
+		}
+	}
+	all.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 17, protowire.VarintType), 5))
+	c := ShallowCopy(all)
+	if !proto.Equal(c, all) {
+		t.Fatal("ShallowCopy of a manifest with every field set differs")
+	}
+	*c.MaxFragmentId, *c.IndexSection, *c.TransactionSection, *c.Branch = 1, 1, 1, "other"
+	if all.GetMaxFragmentId() != 7 || all.GetIndexSection() != 7 || all.GetTransactionSection() != 7 || all.GetBranch() != "s" {
+		t.Fatal("the copy shares an optional scalar with the original")
 	}
 }
