@@ -61,6 +61,55 @@ func (w *WrittenFiles) newDataWriter(ctx context.Context, path string) (*store.W
 	return w.st.NewWriter(ctx, path)
 }
 
+// lazyFile is a data file of w that is created (newDataWriter) only when
+// its first bytes are written, so a data-file writer can exist — as the
+// check of the schema before anything is written — without a file.
+type lazyFile struct {
+	ctx  context.Context
+	w    *WrittenFiles
+	path string // relative to the dataset root: data/<name>.lance
+	sw   *store.Writer
+}
+
+func (w *WrittenFiles) newLazyFile(ctx context.Context) *lazyFile {
+	return &lazyFile{ctx: ctx, w: w, path: manifest.DataDir + "/" + NewDataFileName()}
+}
+
+func (f *lazyFile) open() error {
+	if f.sw != nil {
+		return nil
+	}
+	sw, err := f.w.newDataWriter(f.ctx, f.path)
+	if err != nil {
+		return err
+	}
+	f.sw = sw
+	return nil
+}
+
+func (f *lazyFile) Write(p []byte) (int, error) {
+	if err := f.open(); err != nil {
+		return 0, err
+	}
+	return f.sw.Write(p)
+}
+
+// Close completes the file (creating it first if nothing was written).
+func (f *lazyFile) Close() error {
+	if err := f.open(); err != nil {
+		return err
+	}
+	return f.sw.Close()
+}
+
+// Abort discards the file, if it was created.
+func (f *lazyFile) Abort() error {
+	if f.sw == nil {
+		return nil
+	}
+	return f.sw.Abort()
+}
+
 // syncPending makes the files written deferred durable (one parallel batch).
 func (w *WrittenFiles) syncPending(ctx context.Context) error {
 	if len(w.unsynced) == 0 {
