@@ -196,11 +196,11 @@ func planAppend(in *arrow.Schema, ds []*pb.Field) (*arrow.Schema, []int, []int32
 			tops = append(tops, i)
 		}
 	}
-	inIdx := map[string]int{}
-	for i, f := range in.Fields() {
-		inIdx[f.Name] = i
+	inIdx := make(map[string]int, in.NumFields())
+	for i := range in.NumFields() {
+		inIdx[in.Field(i).Name] = i
 	}
-	if len(in.Fields()) != len(inIdx) {
+	if in.NumFields() != len(inIdx) {
 		return nil, nil, nil, fmt.Errorf("%w: the input has duplicate column names", ErrSchemaMismatch)
 	}
 	var perm []int

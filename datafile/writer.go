@@ -161,7 +161,7 @@ func reserve[T any](s []T, n int) []T {
 	if cap(s)-len(s) >= n {
 		return s
 	}
-	ns := make([]T, len(s), max(2*cap(s), len(s)+n, 1024))
+	ns := make([]T, len(s), max(2*cap(s), len(s)+n, 64))
 	copy(ns, s)
 	return ns
 }
@@ -475,10 +475,11 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if w.stickErr != nil {
 		return w.stickErr
 	}
-	if int(rec.NumCols()) != len(w.schema.Fields()) {
-		return fmt.Errorf("%w: record has %d columns, the schema %d", ErrInvalidData, rec.NumCols(), len(w.schema.Fields()))
+	if int(rec.NumCols()) != w.schema.NumFields() {
+		return fmt.Errorf("%w: record has %d columns, the schema %d", ErrInvalidData, rec.NumCols(), w.schema.NumFields())
 	}
-	for i, f := range w.schema.Fields() {
+	for i := range w.schema.NumFields() {
+		f := w.schema.Field(i)
 		col := rec.Column(i)
 		if !arrow.TypeEqual(col.DataType(), f.Type) {
 			return fmt.Errorf("%w: column %q has type %s, the schema %s", ErrInvalidData, f.Name, col.DataType(), f.Type)
@@ -516,7 +517,7 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	}
 	if w.version == V2_0 {
 		// 2.0 columns are paged here; the seed lanes run meanwhile.
-		for i := range w.schema.Fields() {
+		for i := range w.schema.NumFields() {
 			if err := w.writeArray(w.tops[i], rec.Column(i)); err != nil {
 				w.stickErr = err
 				return err
