@@ -10,7 +10,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/lancekeeper/lancekeeper/flags"
-	"github.com/lancekeeper/lancekeeper/manifest"
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 )
 
@@ -276,7 +275,7 @@ func tombstoneOnly(df *pb.DataFile) bool {
 // fragment list of its own, so fragments can be added, removed and
 // reordered without touching prev's list.
 func shareManifest(prev *pb.Manifest) *pb.Manifest {
-	m := manifest.ShallowCopy(prev)
+	m := prev.ShallowCopy()
 	m.Fragments = make([]*pb.DataFragment, len(prev.GetFragments()), len(prev.GetFragments())+4)
 	copy(m.Fragments, prev.GetFragments())
 	return m

@@ -310,7 +310,7 @@ func setSome(msg protoreflect.Message, fd protoreflect.FieldDescriptor) {
 	}
 }
 
-// TestShallowCopy_EveryField: ShallowCopy copies each field of Manifest
+// TestShallowCopy_EveryField: pb.Manifest.ShallowCopy copies each field of Manifest
 // (set alone, then all at once) and the unknown fields, and setting the
 // copy's optional scalars leaves the original alone. A field added to the
 // .proto and not to ShallowCopy fails here.
@@ -322,12 +322,12 @@ func TestShallowCopy_EveryField(t *testing.T) {
 		one := &pb.Manifest{}
 		setSome(one.ProtoReflect(), fd)
 		setSome(all.ProtoReflect(), fd)
-		if c := ShallowCopy(one); !c.ProtoReflect().Has(fd) || !proto.Equal(c, one) {
+		if c := one.ShallowCopy(); !c.ProtoReflect().Has(fd) || !proto.Equal(c, one) {
 			t.Fatalf("ShallowCopy does not copy field %s", fd.Name())
 		}
 	}
 	all.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 17, protowire.VarintType), 5))
-	c := ShallowCopy(all)
+	c := all.ShallowCopy()
 	if !proto.Equal(c, all) {
 		t.Fatal("ShallowCopy of a manifest with every field set differs")
 	}
