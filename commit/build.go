@@ -1,8 +1,9 @@
 package commit
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -30,10 +31,14 @@ func writerVersion() *pb.Manifest_WriterVersion {
 type buildInput struct {
 	prev        *pb.Manifest        // latest manifest; nil when creating a dataset
 	prevIndices []*pb.IndexMetadata // its index section
-	txn         *pb.Transaction     // the transaction, already rebased
-	txnFile     string              // name of the .txn file in _transactions/ ("" when none)
-	noTxnFile   bool                // no .txn file: the transaction is inline only (flag bit 5)
-	version     uint64              // version of the manifest being built
+	// prevChecked: prev is a manifest this package built and checked
+	// (checkVersionInvariants), so an append checks only its new
+	// fragments against it.
+	prevChecked bool
+	txn         *pb.Transaction // the transaction, already rebased
+	txnFile     string          // name of the .txn file in _transactions/ ("" when none)
+	noTxnFile   bool            // no .txn file: the transaction is inline only (flag bit 5)
+	version     uint64          // version of the manifest being built
 	now         time.Time
 
 	// Restore: the manifest (and indices) of the version being restored.
@@ -89,10 +94,20 @@ func build(in *buildInput) (*buildResult, error) {
 		return buildRestore(in)
 	}
 	var m *pb.Manifest
-	if in.prev != nil {
-		m = proto.Clone(in.prev).(*pb.Manifest)
-	} else {
+	shared := false
+	switch {
+	case in.prev == nil:
 		m = &pb.Manifest{}
+	case kind == OpAppend:
+		// Copy on write: an append only adds fragments, so the new
+		// manifest shares the previous one's messages (fields, fragments,
+		// maps) instead of a deep copy; the manifests a commit reads are
+		// never modified (see Result), and what would edit a shared
+		// message below copies it first.
+		m = shareManifest(in.prev)
+		shared = true
+	default:
+		m = proto.Clone(in.prev).(*pb.Manifest)
 	}
 	common(m, in)
 	m.WriterVersion = writerVersion()
@@ -109,8 +124,15 @@ func build(in *buildInput) (*buildResult, error) {
 	if err := b.apply(in.txn); err != nil {
 		return nil, err
 	}
+	if shared && len(duplicateFieldIDs(b.m)) > 0 {
+		unshare(b.m)
+	}
 	dedupFieldIDs(b.m) // §5.2 e, on every commit as Lance does (fixup_schema.go)
-	if err := finish(b.m, b.indices, b.prevR, b.prevW, in); err != nil {
+	var trusted []*pb.DataFragment
+	if shared && in.prevChecked {
+		trusted = in.prev.GetFragments()
+	}
+	if err := finishAfter(b.m, b.indices, b.prevR, b.prevW, in, trusted); err != nil {
 		return nil, err
 	}
 	if in.prevIndices != nil || len(b.indices) > 0 {
@@ -146,23 +168,32 @@ func (b *builder) apply(t *pb.Transaction) error {
 // pairs of flagParent carried (§5.5, §6.2, R57), then checks the result can
 // be written by this build (never a half-set pair, R59).
 func finish(m *pb.Manifest, indices []*pb.IndexMetadata, flagParentR, flagParentW uint64, in *buildInput) error {
-	for _, f := range m.GetFragments() {
-		kept := f.Files[:0]
-		for _, df := range f.GetFiles() {
-			tomb := len(df.GetFields()) > 0
-			for _, id := range df.GetFields() {
-				if id != -2 {
-					tomb = false
-					break
-				}
-			}
-			if !tomb {
-				kept = append(kept, df)
-			}
-		}
-		f.Files = kept
+	return finishAfter(m, indices, flagParentR, flagParentW, in, nil)
+}
+
+// finishAfter is finish knowing that trusted, the fragments of a manifest
+// that passed checkVersionInvariants, are not to be checked against each
+// other again (checkVersionInvariantsAfter). A fragment that loses a data
+// file is copied first: m may share it with the manifest it follows.
+func finishAfter(m *pb.Manifest, indices []*pb.IndexMetadata, flagParentR, flagParentW uint64, in *buildInput, trusted []*pb.DataFragment) error {
+	// The trusted fragments went through this loop when their manifest
+	// was built: none has a tombstone-only file left.
+	skip := 0
+	if len(trusted) <= len(m.Fragments) && slices.Equal(m.Fragments[:len(trusted)], trusted) {
+		skip = len(trusted)
 	}
-	sort.SliceStable(m.Fragments, func(i, j int) bool { return m.Fragments[i].GetId() < m.Fragments[j].GetId() })
+	for i, f := range m.GetFragments() {
+		if i < skip || !slices.ContainsFunc(f.GetFiles(), tombstoneOnly) {
+			continue
+		}
+		nf := proto.Clone(f).(*pb.DataFragment)
+		nf.Files = slices.DeleteFunc(nf.Files, tombstoneOnly)
+		m.Fragments[i] = nf
+	}
+	byID := func(a, b *pb.DataFragment) int { return cmp.Compare(a.GetId(), b.GetId()) }
+	if !slices.IsSortedFunc(m.Fragments, byID) {
+		slices.SortStableFunc(m.Fragments, byID)
+	}
 	for i := 1; i < len(m.Fragments); i++ {
 		if m.Fragments[i].GetId() == m.Fragments[i-1].GetId() {
 			return fmt.Errorf("%w: two fragments with id %d", ErrInvalidTransaction, m.Fragments[i].GetId())
@@ -179,7 +210,7 @@ func finish(m *pb.Manifest, indices []*pb.IndexMetadata, flagParentR, flagParent
 		}
 	}
 
-	if err := checkVersionInvariants(m); err != nil {
+	if err := checkVersionInvariantsAfter(m, trusted); err != nil {
 		return err
 	}
 
@@ -223,6 +254,40 @@ func finish(m *pb.Manifest, indices []*pb.IndexMetadata, flagParentR, flagParent
 	}
 	m.ReaderFeatureFlags, m.WriterFeatureFlags = r, w
 	return nil
+}
+
+// tombstoneOnly: every field of df is the tombstone -2, so the data file
+// holds nothing of the schema and a new manifest drops it.
+func tombstoneOnly(df *pb.DataFile) bool {
+	if len(df.GetFields()) == 0 {
+		return false
+	}
+	for _, id := range df.GetFields() {
+		if id != -2 {
+			return false
+		}
+	}
+	return true
+}
+
+// shareManifest returns a new Manifest holding the field values of prev
+// (the same messages, maps and unknown bytes: a shallow copy) with a
+// fragment list of its own, so fragments can be added, removed and
+// reordered without touching prev's list.
+func shareManifest(prev *pb.Manifest) *pb.Manifest {
+	m := prev.ShallowCopy()
+	m.Fragments = make([]*pb.DataFragment, len(prev.GetFragments()), len(prev.GetFragments())+4)
+	copy(m.Fragments, prev.GetFragments())
+	return m
+}
+
+// unshare replaces the messages m shares with the manifest it was made
+// from (shareManifest) by copies, before an edit in place (dedupFieldIDs).
+func unshare(m *pb.Manifest) {
+	m.Fields = cloneFields(m.Fields)
+	for i, f := range m.Fragments {
+		m.Fragments[i] = proto.Clone(f).(*pb.DataFragment)
+	}
 }
 
 // common resets what every new manifest recomputes.
@@ -284,6 +349,65 @@ func cloneBytesMap(in map[string][]byte) map[string][]byte {
 // above max_fragment_id. A version that broke one of them would make Lance
 // 12 return rows twice or read the wrong fragment (issue 15 item 2).
 func checkVersionInvariants(m *pb.Manifest) error {
+	return checkVersionInvariantsAfter(m, nil)
+}
+
+// maxAddedLinear is the most new fragments checkVersionInvariantsAfter
+// compares with every other fragment one by one; more take the map.
+const maxAddedLinear = 4
+
+// checkVersionInvariantsAfter is checkVersionInvariants when m begins with
+// trusted, the fragments of a manifest that passed it (the same messages,
+// in order): those are not checked against each other again, only the
+// fragments after them against every fragment — no map, no allocation for
+// the one-fragment append that made m. Anything else is checked in full.
+func checkVersionInvariantsAfter(m *pb.Manifest, trusted []*pb.DataFragment) error {
+	frags := m.GetFragments()
+	n0 := len(trusted)
+	if n0 == 0 || n0 > len(frags) || len(frags)-n0 > maxAddedLinear {
+		return checkVersionInvariantsFull(m)
+	}
+	for i, f := range trusted {
+		if frags[i] != f {
+			return checkVersionInvariantsFull(m)
+		}
+	}
+	for _, f := range frags {
+		if id := f.GetId(); m.MaxFragmentId != nil && id > uint64(m.GetMaxFragmentId()) {
+			return fmt.Errorf("%w: fragment id %d is above max_fragment_id %d", ErrInvalidTransaction, id, m.GetMaxFragmentId())
+		}
+	}
+	sameFile := func(a, b *pb.DataFile) bool {
+		return a.GetPath() == b.GetPath() && (a.BaseId == nil) == (b.BaseId == nil) && a.GetBaseId() == b.GetBaseId()
+	}
+	for i := n0; i < len(frags); i++ {
+		f := frags[i]
+		id := f.GetId()
+		for _, g := range frags[:i] {
+			if g.GetId() == id {
+				return fmt.Errorf("%w: two fragments with id %d", ErrInvalidTransaction, id)
+			}
+		}
+		for k, df := range f.GetFiles() {
+			for _, g := range frags[:i] {
+				for _, gf := range g.GetFiles() {
+					if sameFile(gf, df) {
+						return fmt.Errorf("%w: data file %s is referenced by fragments %d and %d (a version never references a data file twice)", ErrInvalidTransaction, df.GetPath(), g.GetId(), id)
+					}
+				}
+			}
+			for _, earlier := range f.GetFiles()[:k] {
+				if sameFile(earlier, df) {
+					return fmt.Errorf("%w: fragment %d references data file %s twice", ErrInvalidTransaction, id, df.GetPath())
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkVersionInvariantsFull is checkVersionInvariants over every fragment.
+func checkVersionInvariantsFull(m *pb.Manifest) error {
 	type fileKey struct {
 		base int64 // -1: the dataset's own data/ directory
 		path string

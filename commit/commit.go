@@ -128,7 +128,10 @@ func defaultBackoff(attempt int) time.Duration {
 	return time.Duration(rand.Int64N(slots))*2*time.Millisecond + time.Duration(rand.Int64N(int64(time.Millisecond)))
 }
 
-// Result describes a committed version.
+// Result describes a committed version. Manifest and Indices are shared
+// with the store's cache of the latest version (store.Store.Memo): the
+// next commit through the same store builds on them copy on write, so they
+// are read-only — proto.Clone one before changing it.
 type Result struct {
 	Version      uint64
 	ReadVersion  uint64
@@ -414,13 +417,13 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		// schemaFile is the file whose schema (and any legacy dictionary
 		// prelude) the new manifest keeps: the latest one, or the restore
 		// target.
-		var schemaFile *manifest.File
+		var schemaFile, prevFile *manifest.File
 		if latestV != 0 {
 			f, err := d.file(ctx, latestV)
 			if err != nil {
 				return nil, err
 			}
-			prev, prevIdx, schemaFile = f.Manifest, f.Indices(), f
+			prev, prevIdx, schemaFile, prevFile = f.Manifest, f.Indices(), f, f
 			if err := flags.CheckRead(prev.GetReaderFeatureFlags(), prev.GetWriterFeatureFlags()); err != nil {
 				return nil, fmt.Errorf("%s version %d: %w", st, latestV, err)
 			}
@@ -441,6 +444,7 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 			prev: prev, prevIndices: prevIdx, txn: t.msg, version: latestV + 1,
 			now: opts.Now(), stableRowIDs: t.stableRowIDs, activateSeeds: t.activateSeeds,
 			txnFile: t.FileName(), noTxnFile: opts.InlineTransactionOnly,
+			prevChecked: prevFile != nil && prev == prevFile.Manifest && isMemoFile(st, prevFile),
 		}
 		if in.noTxnFile {
 			in.txnFile = ""
@@ -497,15 +501,17 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if schemaFile != nil {
 			prelude = dictionaryPrelude(res.manifest, schemaFile.Manifest, schemaFile.Prelude)
 		}
-		data, err := manifest.EncodePrelude(prelude, res.manifest, idx, t.msg)
-		if err != nil {
-			return nil, err
-		}
 		scheme := info.Scheme
 		if latestV == 0 || scheme == manifest.SchemeUnknown {
 			scheme = manifest.V2
 		}
 		path := manifest.ManifestPath(scheme, in.version)
+		// An append shares the fragments of prevFile (build), whose encoded
+		// bytes are then copied instead of marshalled again.
+		mf, data, err := manifest.EncodeFile(manifest.Join(d.root, path), prevFile, prelude, res.manifest, idx, t.msg)
+		if err != nil {
+			return nil, err
+		}
 		pending := t.pending
 		if t.del != nil {
 			pending = append(pending[:len(pending):len(pending)], t.del.pending...)
@@ -517,7 +523,9 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		posted := false
 		post := func() {
 			posted = true
-			rememberLatest(ctx, st, manifest.VersionInfo{Version: in.version, Scheme: scheme, Path: path, Size: int64(len(data))}, data)
+			// The memo's transaction is its own: t stays the caller's.
+			mf.Transaction = proto.Clone(t.msg).(*pb.Transaction)
+			rememberLatest(ctx, st, manifest.VersionInfo{Version: in.version, Scheme: scheme, Path: path, Size: int64(len(data))}, mf)
 			hintErr = writeHint(ctx, st, opts, in.version)
 		}
 		pub, err := publish(ctx, st, path, data, pending, post)

@@ -61,6 +61,55 @@ func (w *WrittenFiles) newDataWriter(ctx context.Context, path string) (*store.W
 	return w.st.NewWriter(ctx, path)
 }
 
+// lazyFile is a data file of w that is created (newDataWriter) only when
+// its first bytes are written, so a data-file writer can exist — as the
+// check of the schema before anything is written — without a file.
+type lazyFile struct {
+	ctx  context.Context
+	w    *WrittenFiles
+	path string // relative to the dataset root: data/<name>.lance
+	sw   *store.Writer
+}
+
+func (w *WrittenFiles) newLazyFile(ctx context.Context) *lazyFile {
+	return &lazyFile{ctx: ctx, w: w, path: manifest.DataDir + "/" + NewDataFileName()}
+}
+
+func (f *lazyFile) open() error {
+	if f.sw != nil {
+		return nil
+	}
+	sw, err := f.w.newDataWriter(f.ctx, f.path)
+	if err != nil {
+		return err
+	}
+	f.sw = sw
+	return nil
+}
+
+func (f *lazyFile) Write(p []byte) (int, error) {
+	if err := f.open(); err != nil {
+		return 0, err
+	}
+	return f.sw.Write(p)
+}
+
+// Close completes the file (creating it first if nothing was written).
+func (f *lazyFile) Close() error {
+	if err := f.open(); err != nil {
+		return err
+	}
+	return f.sw.Close()
+}
+
+// Abort discards the file, if it was created.
+func (f *lazyFile) Abort() error {
+	if f.sw == nil {
+		return nil
+	}
+	return f.sw.Abort()
+}
+
 // syncPending makes the files written deferred durable (one parallel batch).
 func (w *WrittenFiles) syncPending(ctx context.Context) error {
 	if len(w.unsynced) == 0 {
@@ -187,9 +236,14 @@ type memoStore interface {
 // it had right after the link (store.Store.Identity: same inode, size and
 // times) — a dataset deleted and made again under the same path, or a
 // manifest replaced by hand, is read from the store as before.
+//
+// file is the manifest as committed (manifest.EncodeFile: the File its
+// bytes decode to, made without decoding, which also lets the next append
+// copy the encoded fragment list). Nothing reachable from it is ever
+// modified: commits build on it copy on write (build.go).
 type latestMemo struct {
 	info  manifest.VersionInfo
-	data  []byte
+	file  *manifest.File
 	ident string
 }
 
@@ -198,7 +252,7 @@ func memoName(root string) string { return "commit/latest " + root }
 // rememberLatest records the manifest just published at info (local
 // stores only: elsewhere the identity costs a request, as much as the read
 // it saves). A newer memo is kept.
-func rememberLatest(ctx context.Context, st Store, info manifest.VersionInfo, data []byte) {
+func rememberLatest(ctx context.Context, st Store, info manifest.VersionInfo, file *manifest.File) {
 	ms, ok := st.(memoStore)
 	if !ok || !writesHint(st) {
 		return
@@ -212,7 +266,7 @@ func rememberLatest(ctx context.Context, st Store, info manifest.VersionInfo, da
 		ms.SetMemo(name, nil)
 		return
 	}
-	ms.SetMemo(name, &latestMemo{info: info, data: data, ident: id})
+	ms.SetMemo(name, &latestMemo{info: info, file: file, ident: id})
 }
 
 // fromMemo returns the latest manifest from the memo of rememberLatest
@@ -234,10 +288,17 @@ func (d *dataset) fromMemo(ctx context.Context) (*manifest.File, manifest.Versio
 	if id, err := ms.Identity(ctx, m.info.Path); err != nil || id != m.ident {
 		return nil, manifest.VersionInfo{}, false
 	}
-	f, err := manifest.Decode(manifest.Join(d.root, m.info.Path), m.data)
-	if err != nil {
-		return nil, manifest.VersionInfo{}, false
+	d.files[m.info.Version] = m.file
+	return m.file, m.info, true
+}
+
+// isMemoFile reports whether f is the manifest the memo of st holds for
+// its dataset: one this package built and checked (checkVersionInvariants).
+func isMemoFile(st Store, f *manifest.File) bool {
+	ms, ok := st.(memoStore)
+	if !ok || f == nil {
+		return false
 	}
-	d.files[m.info.Version] = f
-	return f, m.info, true
+	m, ok := ms.Memo(memoName(st.KeyPrefix())).(*latestMemo)
+	return ok && m.file == f
 }

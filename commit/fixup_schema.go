@@ -20,31 +20,7 @@ import (
 // same table (TestOldWriterFixup_FieldIDs_5_2e). It reports whether it
 // changed m.
 func dedupFieldIDs(m *pb.Manifest) bool {
-	multi := false
-	for _, f := range m.GetFragments() {
-		if len(f.GetFiles()) > 1 {
-			multi = true
-			break
-		}
-	}
-	if !multi {
-		return false
-	}
-	dup := map[int32]bool{}
-	for _, f := range m.GetFragments() {
-		seen := map[int32]bool{}
-		for _, df := range f.GetFiles() {
-			for _, id := range df.GetFields() {
-				if id < 0 {
-					continue
-				}
-				if seen[id] {
-					dup[id] = true
-				}
-				seen[id] = true
-			}
-		}
-	}
+	dup := duplicateFieldIDs(m)
 	if len(dup) == 0 {
 		return false
 	}
@@ -101,4 +77,35 @@ func dedupFieldIDs(m *pb.Manifest) bool {
 		})
 	}
 	return true
+}
+
+// duplicateFieldIDs returns the field ids one fragment of m holds in two
+// data files (nil when none): what dedupFieldIDs changes. It only reads m.
+func duplicateFieldIDs(m *pb.Manifest) map[int32]bool {
+	multi := false
+	for _, f := range m.GetFragments() {
+		if len(f.GetFiles()) > 1 {
+			multi = true
+			break
+		}
+	}
+	if !multi {
+		return nil
+	}
+	dup := map[int32]bool{}
+	for _, f := range m.GetFragments() {
+		seen := map[int32]bool{}
+		for _, df := range f.GetFiles() {
+			for _, id := range df.GetFields() {
+				if id < 0 {
+					continue
+				}
+				if seen[id] {
+					dup[id] = true
+				}
+				seen[id] = true
+			}
+		}
+	}
+	return dup
 }

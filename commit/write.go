@@ -186,19 +186,21 @@ func subtree(fields []*pb.Field, i int) []*pb.Field {
 // non-nullable dataset field accepts a nullable input column and the
 // writer then refuses actual nulls). It returns the writer schema (columns
 // in dataset order, dataset nullability at the top level), the column
-// permutation, and the field ids in pre-order.
-func planAppend(in *arrow.Schema, ds []*pb.Field, version datafile.FileVersion) (*arrow.Schema, []int, []int32, error) {
+// permutation, and the field ids in pre-order. The logical types are
+// compared by checkAppendTypes once a data-file writer of the schema
+// exists (writeFragments).
+func planAppend(in *arrow.Schema, ds []*pb.Field) (*arrow.Schema, []int, []int32, error) {
 	var tops []int
 	for i, f := range ds {
 		if f.GetParentId() == -1 {
 			tops = append(tops, i)
 		}
 	}
-	inIdx := map[string]int{}
-	for i, f := range in.Fields() {
-		inIdx[f.Name] = i
+	inIdx := make(map[string]int, in.NumFields())
+	for i := range in.NumFields() {
+		inIdx[in.Field(i).Name] = i
 	}
-	if len(in.Fields()) != len(inIdx) {
+	if in.NumFields() != len(inIdx) {
 		return nil, nil, nil, fmt.Errorf("%w: the input has duplicate column names", ErrSchemaMismatch)
 	}
 	var perm []int
@@ -223,30 +225,73 @@ func planAppend(in *arrow.Schema, ds []*pb.Field, version datafile.FileVersion) 
 		return nil, nil, nil, fmt.Errorf("%w: the input has column %q, the dataset does not", ErrSchemaMismatch, name)
 	}
 	md := in.Metadata()
-	ws := arrow.NewSchema(fields, &md)
-	// Compare the Lance logical types the writer would record.
-	probe, err := datafile.NewWriter(io.Discard, ws, datafile.WriterOptions{FieldIDs: ids, Version: version})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %w", ErrSchemaMismatch, err)
-	}
-	got := probe.Schema().Fields
-	byID := map[int32]*pb.Field{}
+	return arrow.NewSchema(fields, &md), perm, ids, nil
+}
+
+// checkAppendTypes compares the Lance logical types a data-file writer
+// records for the planned schema (got) with the dataset's fields.
+func checkAppendTypes(got []datafile.Field, ds []*pb.Field) error {
+	byID := make(map[int32]*pb.Field, len(ds))
 	for _, f := range ds {
 		byID[f.GetId()] = f
 	}
 	for _, g := range got {
 		want := byID[g.ID]
 		if want == nil || want.GetName() != g.Name {
-			return nil, nil, nil, fmt.Errorf("%w: nested field %q of the input has no counterpart in the dataset", ErrSchemaMismatch, g.Name)
+			return fmt.Errorf("%w: nested field %q of the input has no counterpart in the dataset", ErrSchemaMismatch, g.Name)
 		}
 		if want.GetLogicalType() != g.LogicalType {
-			return nil, nil, nil, fmt.Errorf("%w: column %q is %s in the dataset but %s in the input", ErrSchemaMismatch, g.Name, want.GetLogicalType(), g.LogicalType)
+			return fmt.Errorf("%w: column %q is %s in the dataset but %s in the input", ErrSchemaMismatch, g.Name, want.GetLogicalType(), g.LogicalType)
 		}
 		if g.ParentID != -1 && g.Nullable && !want.GetNullable() {
-			return nil, nil, nil, fmt.Errorf("%w: nested field %q is nullable in the input but not in the dataset", ErrSchemaMismatch, g.Name)
+			return fmt.Errorf("%w: nested field %q is nullable in the input but not in the dataset", ErrSchemaMismatch, g.Name)
 		}
 	}
-	return ws, perm, ids, nil
+	return nil
+}
+
+// probeSchema creates the first data file's writer (which is also the
+// check of the schema and the seed columns before anything is written),
+// writing into a file of st that is created only when the writer first
+// writes (lazyFile): a write that fails before any data is written leaves
+// nothing behind. With keep, the dataset's fields (an append, or an
+// overwrite keeping the table's schema) must match the writer's logical
+// types; every schema error then wraps ErrSchemaMismatch as before.
+func probeSchema(ctx context.Context, out *WrittenFiles, schema *arrow.Schema, wopts datafile.WriterOptions, keep []*pb.Field, mode Mode) (*datafile.Writer, *lazyFile, error) {
+	hint := func(err error) error { return err }
+	if mode == ModeOverwrite {
+		hint = overwriteKeepsSchema
+	}
+	sink := out.newLazyFile(ctx)
+	w, err := datafile.NewWriter(sink, schema, wopts)
+	if err != nil {
+		if keep != nil {
+			// What the schema alone (no seed options) gives: a writer
+			// refusing it, or other logical types, is a schema mismatch.
+			bare, berr := datafile.NewWriter(io.Discard, schema, datafile.WriterOptions{FieldIDs: wopts.FieldIDs, Version: wopts.Version})
+			if berr != nil {
+				return nil, nil, hint(fmt.Errorf("%w: %w", ErrSchemaMismatch, berr))
+			}
+			if terr := checkAppendTypes(bare.Schema().Fields, keep); terr != nil {
+				return nil, nil, hint(terr)
+			}
+		}
+		// The writer's typed error (datafile.ErrInvalidSchema, naming the
+		// field and the storage version), for every mode.
+		return nil, nil, err
+	}
+	if keep != nil {
+		if err := checkAppendTypes(w.Schema().Fields, keep); err != nil {
+			return nil, nil, hint(err)
+		}
+	}
+	return w, sink, nil
+}
+
+// overwriteKeepsSchema adds to a schema mismatch of an overwrite how to
+// replace the table's schema.
+func overwriteKeepsSchema(err error) error {
+	return fmt.Errorf("%w (an overwrite keeps the table's schema; replace it explicitly with --replace-schema / WriteOptions.ReplaceSchema)", err)
 }
 
 // WrittenFiles is the outcome of WriteFragments: data files written into
@@ -482,26 +527,30 @@ func writeFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 	}
 	writeSchema := in
 	var perm []int
+	var keep []*pb.Field
 	keepSchema := opts.Mode == ModeAppend || (opts.Mode == ModeOverwrite && head != nil && !opts.ReplaceSchema)
 	if keepSchema {
-		if writeSchema, perm, wopts.FieldIDs, err = planAppend(in, head.Manifest.GetFields(), wopts.Version); err != nil {
+		keep = head.Manifest.GetFields()
+		if writeSchema, perm, wopts.FieldIDs, err = planAppend(in, keep); err != nil {
 			if opts.Mode == ModeOverwrite {
-				return nil, fmt.Errorf("%w (an overwrite keeps the table's schema; replace it explicitly with --replace-schema / WriteOptions.ReplaceSchema)", err)
+				return nil, overwriteKeepsSchema(err)
 			}
 			return nil, err
 		}
 	}
-	// Validate the schema and the seed columns before writing anything.
-	probe, err := datafile.NewWriter(io.Discard, writeSchema, wopts)
+	out := &WrittenFiles{Mode: opts.Mode, ReadVersion: info.Version,
+		SchemaMetadata: tableSchemaMetadata(in.Metadata()), st: st, head: head, headInfo: info}
+	// Validate the schema and the seed columns before writing anything:
+	// the first data file's writer, whose file is created only when it
+	// first writes.
+	probe, probeSink, err := probeSchema(ctx, out, writeSchema, wopts, keep, opts.Mode)
 	if err != nil {
 		// The writer's typed error (datafile.ErrInvalidSchema, naming the
 		// field and the storage version); a create has no table schema
 		// the input could mismatch.
 		return nil, err
 	}
-
-	out := &WrittenFiles{Mode: opts.Mode, ReadVersion: info.Version, Schema: pbFields(probe.Schema()),
-		SchemaMetadata: tableSchemaMetadata(in.Metadata()), st: st, head: head, headInfo: info}
+	out.Schema = pbFields(probe.Schema())
 	if keepSchema && opts.Mode == ModeOverwrite {
 		// The table's own fields (metadata, dictionary and all) stay.
 		out.Schema = cloneFields(head.Manifest.GetFields())
@@ -564,17 +613,15 @@ func writeFragments(ctx context.Context, st Store, rdr array.RecordReader, opts 
 		}
 		for off := int64(0); off < rec.NumRows(); {
 			if cur == nil {
-				path := manifest.DataDir + "/" + NewDataFileName()
-				sw, err := out.newDataWriter(ctx, path)
-				if err != nil {
-					return nil, err
+				w, sink := probe, probeSink
+				probe, probeSink = nil, nil
+				if w == nil {
+					sink = out.newLazyFile(ctx)
+					if w, err = datafile.NewWriter(sink, writeSchema, wopts); err != nil {
+						return nil, err
+					}
 				}
-				w, err := datafile.NewWriter(sw, writeSchema, wopts)
-				if err != nil {
-					_ = sw.Abort()
-					return nil, err
-				}
-				cur = &fileSink{path: path, w: w, out: sw}
+				cur = &fileSink{path: sink.path, w: w, out: sink}
 			}
 			n := min(rec.NumRows()-off, int64(opts.MaxRowsPerFile)-int64(cur.rows))
 			part := rec

@@ -41,6 +41,9 @@ type pipeline struct {
 	cpu      chan struct{} // GOMAXPROCS tokens for lane work
 	inflight chan struct{} // queued records
 	last     *pipeBatch    // the most recent record queued
+	// inline is the work bound of inline processing (inlineWork; tests
+	// set -1 to force the lanes).
+	inline int64
 
 	mu  sync.Mutex
 	err error // first lane or write error
@@ -59,6 +62,7 @@ func newPipeline() pipeline {
 	return pipeline{
 		cpu:      make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),
 		inflight: make(chan struct{}, maxInflight),
+		inline:   inlineWork,
 	}
 }
 
@@ -83,9 +87,28 @@ func (p *pipeline) work(f func()) {
 	f()
 }
 
-// submit queues rec (already validated) for the lanes.
+// inlineWork bounds the work (rows × leaf and seed lanes) of a record the
+// pipeline processes in the caller's goroutine instead of in lanes: for a
+// small record (a 10-row append) starting goroutines, growing their stacks
+// and handing the pages over costs more than the work itself. The file's
+// bytes are the same either way (pages are written in the same order).
+const inlineWork = 1 << 14
+
+// submit queues rec (already validated) for the lanes, or processes it at
+// once when it is small and nothing is queued (inlineWork).
 func (w *Writer) submit(rec arrow.RecordBatch) {
 	p := &w.pipe
+	if p.last != nil {
+		select {
+		case <-p.last.written:
+			p.last = nil // done: nothing is queued
+		default:
+		}
+	}
+	if p.last == nil && rec.NumRows()*int64(len(w.leaves)+len(w.seeds)) <= p.inline {
+		w.processInline(rec)
+		return
+	}
 	p.inflight <- struct{}{}
 	rec.Retain()
 	b := &pipeBatch{
@@ -106,6 +129,34 @@ func (w *Writer) submit(rec arrow.RecordBatch) {
 		go w.seedLane(b, prev, j)
 	}
 	go w.writeLane(b, prev)
+}
+
+// processInline is what the lanes and the write step do with rec, done in
+// the caller's goroutine (nothing is queued before rec).
+func (w *Writer) processInline(rec arrow.RecordBatch) {
+	pages := make([][][]encodedPage, len(w.leaves))
+	for i, l := range w.leaves {
+		if w.pipe.failed() != nil {
+			break
+		}
+		pg, err := w.shredLeaf(l, rec)
+		if err != nil {
+			w.pipe.fail(err)
+			break
+		}
+		pages[i] = pg
+	}
+	for _, s := range w.seeds {
+		if s.err == nil {
+			s.err = s.observe(rec.Column(s.top))
+		}
+	}
+	if w.pipe.failed() != nil {
+		return
+	}
+	if err := w.writeSteps(pages); err != nil {
+		w.pipe.fail(err)
+	}
 }
 
 func (w *Writer) leafLane(b, prev *pipeBatch, i int) {
@@ -220,8 +271,28 @@ func (w *Writer) drain() error {
 
 // finishLanes encodes the last pages of every leaf and finishes every seed
 // concurrently, then writes the pages in leaf order. seedFinish is called
-// once per seed, in its own goroutine.
+// once per seed, in its own goroutine — or, for a small file (at most
+// inlineWork rows × lanes), all in the caller's goroutine one after the
+// other, which writes the same bytes.
 func (w *Writer) finishLanes(seedFinish func(j int)) error {
+	if int64(w.rows)*int64(len(w.leaves)+len(w.seeds)) <= w.pipe.inline {
+		last := make([][][]encodedPage, len(w.leaves))
+		for i, l := range w.leaves {
+			pages, err := w.flushLeaf(l)
+			if err != nil {
+				w.pipe.fail(err)
+				continue
+			}
+			last[i] = [][]encodedPage{pages}
+		}
+		for j := range w.seeds {
+			seedFinish(j)
+		}
+		if err := w.pipe.failed(); err != nil {
+			return err
+		}
+		return w.writeSteps(last)
+	}
 	var wg sync.WaitGroup
 	last := make([][][]encodedPage, len(w.leaves))
 	for i, l := range w.leaves {

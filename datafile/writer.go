@@ -1,7 +1,6 @@
 package datafile
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -162,7 +161,7 @@ func reserve[T any](s []T, n int) []T {
 	if cap(s)-len(s) >= n {
 		return s
 	}
-	ns := make([]T, len(s), max(2*cap(s), len(s)+n, 1024))
+	ns := make([]T, len(s), max(2*cap(s), len(s)+n, 64))
 	copy(ns, s)
 	return ns
 }
@@ -189,7 +188,7 @@ func (c *column) release() {
 // Writer writes one Lance v2.0 data file from Arrow record batches. It is not
 // safe for concurrent use.
 type Writer struct {
-	out     *bufio.Writer
+	out     *outBuffer
 	pos     uint64
 	schema  *arrow.Schema
 	lance   Schema
@@ -231,6 +230,71 @@ type seedState struct {
 // and clear a megabyte (tests/bench commit profile).
 const writeBufferSize = 64 << 10
 
+// outBuffer buffers the Writer's output like a bufio.Writer of
+// writeBufferSize bytes, but grows its buffer as bytes come: a small file
+// (a 10-row append: about 2 KiB) allocates what it writes, and a Writer
+// that never writes (a schema probe) allocates nothing.
+type outBuffer struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (o *outBuffer) Write(p []byte) (int, error) {
+	if direct, err := o.room(len(p)); direct || err != nil {
+		if err != nil {
+			return 0, err
+		}
+		return o.w.Write(p)
+	}
+	o.buf = append(o.buf, p...)
+	return len(p), nil
+}
+
+func (o *outBuffer) WriteString(s string) (int, error) {
+	if direct, err := o.room(len(s)); direct || err != nil {
+		if err != nil {
+			return 0, err
+		}
+		return io.WriteString(o.w, s)
+	}
+	o.buf = append(o.buf, s...)
+	return len(s), nil
+}
+
+// room makes room for n more bytes: it flushes when they would not fit,
+// and reports direct when n bytes are a buffer's worth or more and go
+// straight to the underlying writer.
+func (o *outBuffer) room(n int) (direct bool, err error) {
+	if len(o.buf)+n > writeBufferSize {
+		if err := o.Flush(); err != nil {
+			return false, err
+		}
+		if n >= writeBufferSize {
+			return true, nil
+		}
+	}
+	if o.buf == nil {
+		o.buf = make([]byte, 0, min(writeBufferSize, max(4<<10, n)))
+	}
+	return false, nil
+}
+
+// Flush writes the buffered bytes.
+func (o *outBuffer) Flush() error {
+	if len(o.buf) == 0 {
+		return nil
+	}
+	n, err := o.w.Write(o.buf)
+	if err == nil && n < len(o.buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		return err
+	}
+	o.buf = o.buf[:0]
+	return nil
+}
+
 // NewWriter returns a Writer of a v2.0 file with the given Arrow schema.
 // Schema and field metadata are kept in the file; schema-metadata keys
 // starting with "lance.seed." are dropped, because locators are pointers into
@@ -246,7 +310,7 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 	if ps < 1 || ps > MaxPageSize {
 		return nil, fmt.Errorf("%w: page size %d is outside 1..%d", ErrInvalidSchema, ps, MaxPageSize)
 	}
-	wr := &Writer{out: bufio.NewWriterSize(w, writeBufferSize), schema: schema, pageSize: ps, version: opts.Version, noCompression: opts.NoCompression,
+	wr := &Writer{out: &outBuffer{w: w}, schema: schema, pageSize: ps, version: opts.Version, noCompression: opts.NoCompression,
 		pipe: newPipeline()}
 	switch opts.Version {
 	case 0, V2_0:
@@ -411,10 +475,11 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if w.stickErr != nil {
 		return w.stickErr
 	}
-	if int(rec.NumCols()) != len(w.schema.Fields()) {
-		return fmt.Errorf("%w: record has %d columns, the schema %d", ErrInvalidData, rec.NumCols(), len(w.schema.Fields()))
+	if int(rec.NumCols()) != w.schema.NumFields() {
+		return fmt.Errorf("%w: record has %d columns, the schema %d", ErrInvalidData, rec.NumCols(), w.schema.NumFields())
 	}
-	for i, f := range w.schema.Fields() {
+	for i := range w.schema.NumFields() {
+		f := w.schema.Field(i)
 		col := rec.Column(i)
 		if !arrow.TypeEqual(col.DataType(), f.Type) {
 			return fmt.Errorf("%w: column %q has type %s, the schema %s", ErrInvalidData, f.Name, col.DataType(), f.Type)
@@ -452,7 +517,7 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	}
 	if w.version == V2_0 {
 		// 2.0 columns are paged here; the seed lanes run meanwhile.
-		for i := range w.schema.Fields() {
+		for i := range w.schema.NumFields() {
 			if err := w.writeArray(w.tops[i], rec.Column(i)); err != nil {
 				w.stickErr = err
 				return err

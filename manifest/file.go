@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/lancekeeper/lancekeeper/manifest/pb"
 )
@@ -50,6 +50,19 @@ type File struct {
 	// points into it. EncodePrelude writes it back at offset 0 so those
 	// offsets stay valid.
 	Prelude []byte
+
+	// enc is set on a File EncodeFile made: where its fragment list lies in
+	// its bytes, for the next EncodeFile to copy.
+	enc *encodedFragments
+}
+
+// encodedFragments records the encoded fragment list of a File EncodeFile
+// made: data[start:end] are the field-2 entries (tag, length, message) of
+// frags, in order, as a full deterministic marshal writes them.
+type encodedFragments struct {
+	data       []byte
+	frags      []*pb.DataFragment
+	start, end int
 }
 
 // Indices returns the indices of the index section (nil when there is none).
@@ -227,6 +240,134 @@ func encode(prelude []byte, major, minor int16, m *pb.Manifest, idx *pb.IndexSec
 	return buf, nil
 }
 
+// EncodeFile is EncodePrelude returning, besides the bytes, the File that
+// Decode(name, bytes) gives (its messages proto.Equal to the decoded ones),
+// made without decoding: its Manifest is a shallow copy of m with the
+// section offsets set, sharing m's field values; IndexSection and
+// Transaction are idx and txn themselves.
+//
+// When prev is a File EncodeFile made and m's first fragments are
+// prev.Manifest's fragment messages themselves (the same pointers, in the
+// same order, not modified since), their encoded bytes are copied from
+// prev's instead of marshalled again, so encoding an append costs its new
+// fragments, not the whole list (protobuf repeated fields concatenate).
+// The bytes are identical to EncodePrelude(prelude, m, idx, txn) either
+// way; any other prev (nil, decoded, a different list) only means nothing
+// is copied. The caller must not modify m's messages afterwards while the
+// File is in use as a prev.
+func EncodeFile(name string, prev *File, prelude []byte, m *pb.Manifest, idx *pb.IndexSection, txn *pb.Transaction) (*File, []byte, error) {
+	if m == nil {
+		return nil, nil, fmt.Errorf("manifest: Encode: nil manifest")
+	}
+	sizer := proto.MarshalOptions{Deterministic: true}
+	pos := uint64(len(prelude))
+	var idxOff, txnOff *uint64
+	var idxSize, txnSize int
+	if idx != nil {
+		off := pos
+		idxOff, idxSize = &off, sizer.Size(idx)
+		pos += 4 + uint64(idxSize)
+	}
+	if txn != nil {
+		off := pos
+		txnOff, txnSize = &off, sizer.Size(txn)
+		pos += 4 + uint64(txnSize)
+	}
+	mc := shallowCopy(m)
+	mc.IndexSection = idxOff
+	mc.TransactionSection = txnOff
+	mpos := pos
+	frags := mc.Fragments
+
+	// The fragments already encoded in prev, copied verbatim.
+	var reuse []byte
+	k := 0
+	if prev != nil && prev.enc != nil && len(prev.enc.frags) <= len(frags) {
+		k = len(prev.enc.frags)
+		for i, f := range prev.enc.frags {
+			if frags[i] != f {
+				k = 0
+				break
+			}
+		}
+		if k > 0 {
+			reuse = prev.enc.data[prev.enc.start:prev.enc.end]
+		}
+	}
+	// The manifest without its fragments: field 1 (the schema) comes first
+	// in a deterministic marshal, then field 2 (the fragments), then the
+	// other fields and the unknown ones; the fragments go in right after
+	// the field-1 entries.
+	mc.Fragments = nil
+	head, err := sizer.Marshal(mc)
+	mc.Fragments = frags
+	if err != nil {
+		return nil, nil, fmt.Errorf("manifest: Encode: marshal manifest: %w", err)
+	}
+	split := sizer.Size(&pb.Manifest{Fields: mc.Fields})
+	if split > len(head) {
+		return nil, nil, fmt.Errorf("manifest: Encode: the schema (%d bytes) is longer than the manifest without fragments (%d bytes)", split, len(head))
+	}
+	sizes := make([]int, len(frags)-k)
+	fragLen := len(reuse)
+	for i, f := range frags[k:] {
+		sizes[i] = sizer.Size(f)
+		fragLen += protowire.SizeTag(2) + protowire.SizeBytes(sizes[i])
+	}
+	mSize := len(head) + fragLen
+	for _, part := range []struct {
+		what string
+		size int
+	}{{"index section", idxSize}, {"transaction section", txnSize}, {"manifest", mSize}} {
+		if part.size > math.MaxUint32 {
+			return nil, nil, fmt.Errorf("manifest: Encode: %s is %d bytes, more than a u32 length prefix can hold", part.what, part.size)
+		}
+	}
+	buf := make([]byte, 0, mpos+4+uint64(mSize)+FooterSize)
+	buf = append(buf, prelude...)
+	if idx != nil {
+		if buf, err = appendSection(buf, idx, idxSize, "index section"); err != nil {
+			return nil, nil, err
+		}
+	}
+	if txn != nil {
+		if buf, err = appendSection(buf, txn, txnSize, "transaction section"); err != nil {
+			return nil, nil, err
+		}
+	}
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(mSize))
+	buf = append(buf, head[:split]...)
+	start := len(buf)
+	buf = append(buf, reuse...)
+	marshal := proto.MarshalOptions{Deterministic: true, UseCachedSize: true}
+	for i, f := range frags[k:] {
+		buf = protowire.AppendTag(buf, 2, protowire.BytesType)
+		buf = protowire.AppendVarint(buf, uint64(sizes[i]))
+		at := len(buf)
+		if buf, err = marshal.MarshalAppend(buf, f); err != nil {
+			return nil, nil, fmt.Errorf("manifest: Encode: marshal fragment %d: %w", f.GetId(), err)
+		}
+		if len(buf)-at != sizes[i] {
+			return nil, nil, fmt.Errorf("manifest: Encode: fragment %d changed size while being written (%d, then %d bytes); was it modified concurrently?", f.GetId(), sizes[i], len(buf)-at)
+		}
+	}
+	end := len(buf)
+	buf = append(buf, head[split:]...)
+	buf = binary.LittleEndian.AppendUint64(buf, mpos)
+	buf = binary.LittleEndian.AppendUint16(buf, uint16(FooterMajor))
+	buf = binary.LittleEndian.AppendUint16(buf, uint16(FooterMinor))
+	buf = append(buf, Magic...)
+	f := &File{
+		Name: name, Manifest: mc, IndexSection: idx, Transaction: txn, Size: int64(len(buf)),
+		FooterMajor: FooterMajor, FooterMinor: FooterMinor, ManifestPos: int64(mpos),
+		enc: &encodedFragments{data: buf, frags: append([]*pb.DataFragment(nil), frags...), start: start, end: end},
+	}
+	if len(prelude) > 0 {
+		f.Prelude = buf[:len(prelude):len(prelude)]
+	}
+	return f, buf, nil
+}
+
 // appendSection appends a u32 length prefix and msg, whose size (cached
 // inside msg by the sizing pass) is size.
 func appendSection(buf []byte, msg proto.Message, size int, what string) ([]byte, error) {
@@ -245,16 +386,4 @@ func appendSection(buf []byte, msg proto.Message, size int, what string) ([]byte
 // shallowCopy returns a new Manifest sharing every field value (and the
 // unknown fields) of m, so Encode can set the section offsets without
 // touching the caller's message.
-func shallowCopy(m *pb.Manifest) *pb.Manifest {
-	c := &pb.Manifest{}
-	dst := c.ProtoReflect()
-	src := m.ProtoReflect()
-	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		dst.Set(fd, v)
-		return true
-	})
-	if u := src.GetUnknown(); len(u) > 0 {
-		dst.SetUnknown(u)
-	}
-	return c
-}
+func shallowCopy(m *pb.Manifest) *pb.Manifest { return m.ShallowCopy() }

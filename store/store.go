@@ -134,6 +134,10 @@ func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
 	if err := ValidateKey(key); err != nil {
 		return false, err
 	}
+	if s.kind == KindLocal {
+		ok, err := localExists(s.localPath(key))
+		return ok, s.wrap("exists", key, err)
+	}
 	ok, err := s.bucket.Exists(ctx, s.prefix+key)
 	return ok, s.wrap("exists", key, err)
 }

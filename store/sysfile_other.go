@@ -106,3 +106,16 @@ func localIdentity(path string) (string, error) {
 	}
 	return fmt.Sprintf("%d/%d/%v", fi.Size(), fi.ModTime().UnixNano(), fi.Mode()), nil
 }
+
+// localExists is Store.Exists of a local file (os.Stat; a directory does
+// not exist, as fileblob reports it).
+func localExists(path string) (bool, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return !fi.IsDir(), nil
+}

@@ -246,3 +246,19 @@ func localIdentity(path string) (string, error) {
 	}
 	return fmt.Sprintf("%d/%d/%d/%d.%d/%d.%d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec), nil
 }
+
+// localExists is Store.Exists of a local file: one stat(2), no error
+// value built for the common answer "missing" (fileblob's Exists wraps one
+// and opens a trace span). Like fileblob, it follows symbolic links and a
+// directory does not exist.
+func localExists(path string) (bool, error) {
+	var st unix.Stat_t
+	err := ignoringEINTR(func() error { return unix.Stat(path, &st) })
+	switch {
+	case err == unix.ENOENT:
+		return false, nil
+	case err != nil:
+		return false, pathErr("stat", path, err)
+	}
+	return st.Mode&unix.S_IFMT != unix.S_IFDIR, nil
+}
