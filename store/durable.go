@@ -52,7 +52,9 @@ func (s *Store) NewDeferredWriter(ctx context.Context, key string) (*Writer, err
 		}
 		return nil, s.wrap("write", key, err)
 	}
-	return &Writer{s: s, key: key, f: f, final: final, ctx: ctx, deferSync: true}, nil
+	// The entry exists: its directory's fsync can run while the file is
+	// written (earlysync.go).
+	return &Writer{s: s, key: key, f: f, final: final, ctx: ctx, deferSync: true, entry: s.syncEntry(final)}, nil
 }
 
 // PutDeferred is Put without the fsyncs on the local backend (see
@@ -135,7 +137,7 @@ func (s *Store) SyncKeys(ctx context.Context, keys []string) error {
 
 // syncParallel makes files (missing ones skipped; fdatasync), their
 // distinct parent directories (fsync) and extra (an open file, nil for
-// none; fsync) durable, concurrently: on a journaling filesystem the
+// none; fdatasync) durable, concurrently: on a journaling filesystem the
 // fsyncs issued together share one journal commit. A file whose early
 // sync is running or done (earlysync.go) is waited for, not synced again;
 // that sync covers its directory too.
@@ -183,7 +185,7 @@ func (s *Store) syncParallel(ctx context.Context, files []string, extra *rawFile
 		}()
 	}
 	if extra != nil {
-		errs[len(jobs)] = extra.Sync() // on this goroutine
+		errs[len(jobs)] = extra.Datasync() // on this goroutine: data and size, all a new file needs
 	}
 	for i, j := range jobs {
 		if j.early != nil {
