@@ -78,7 +78,7 @@ func (s *Store) syncEntry(path string) *dirSync {
 		t.mu.Lock()
 		d.begun = true
 		t.mu.Unlock()
-		d.job.err = syncDir(dir)
+		d.job.err = s.syncDirStep(dir)
 		close(d.job.done)
 		t.mu.Lock()
 		if t.dirs[dir] == d {
@@ -107,7 +107,7 @@ func (s *Store) startSync(path string, f *rawFile, entry *dirSync) error {
 	t.m[path] = job
 	t.mu.Unlock()
 	go func() {
-		err := f.Datasync()
+		err := s.datasyncStep(path, f)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -115,7 +115,7 @@ func (s *Store) startSync(path string, f *rawFile, entry *dirSync) error {
 			<-entry.job.done
 			err = errors.Join(err, entry.job.err)
 		} else if err == nil {
-			err = syncDir(filepath.Dir(path))
+			err = s.syncDirStep(filepath.Dir(path))
 		}
 		job.err = err
 		close(job.done)
