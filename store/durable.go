@@ -196,10 +196,9 @@ func (s *Store) syncParallel(ctx context.Context, files []string, extra *rawFile
 				errs[i] = s.syncDirStep(j.path)
 				return
 			}
-			id := s.newStepID()
-			if errs[i] = s.stepN(stepDatasync, j.path, id); errs[i] == nil {
+			if errs[i] = s.step(stepDatasync, j.path); errs[i] == nil {
 				errs[i] = syncPath(j.path, false, false)
-				errs[i] = errors.Join(errs[i], s.stepDone(stepDatasynced, j.path, id, errs[i]))
+				errs[i] = errors.Join(errs[i], s.stepDone(stepDatasynced, j.path, errs[i]))
 			}
 		}()
 	}
@@ -209,7 +208,8 @@ func (s *Store) syncParallel(ctx context.Context, files []string, extra *rawFile
 	}
 	for i, j := range jobs {
 		if j.early != nil {
-			errs[i] = waitJob(j.early)
+			<-j.early.done
+			errs[i] = j.early.err
 		}
 	}
 	wg.Wait()

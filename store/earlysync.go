@@ -3,9 +3,7 @@ package store
 import (
 	"errors"
 	"path/filepath"
-	"runtime"
 	"sync"
-	"sync/atomic"
 )
 
 // Early syncs (sessions 23–24). A file written with NewDeferredWriter needs
@@ -28,47 +26,18 @@ import (
 // one directory cost one directory fsync; a file created after the fsync
 // began gets a new one.
 
-// syncJob is one early sync: done closes when err is set. A job made by
-// the ring (uring_linux.go) completes only through waitJob, which collects
-// the ring's completions; dep, when set, is waited for too (the directory
-// fsync of a file's entry).
+// syncJob is one early sync: done closes when err is set.
 type syncJob struct {
 	done chan struct{}
 	err  error
-	ring *uring
-	dep  *syncJob
-}
-
-// waitJob waits for j (and what it depends on) and returns its error.
-func waitJob(j *syncJob) error {
-	var err error
-	if j.ring != nil {
-		err = j.ring.wait(j)
-	} else {
-		<-j.done
-		err = j.err
-	}
-	if j.dep != nil {
-		err = errors.Join(err, waitJob(j.dep))
-	}
-	return err
-}
-
-// doneJob is a job already over (err nil: done; else failed before it
-// started).
-func doneJob(err error) *syncJob {
-	j := &syncJob{done: make(chan struct{}), err: err}
-	close(j.done)
-	return j
 }
 
 // dirSync is one requested fsync of a directory. begun is set (under the
 // table's lock) just before the fsync is issued: an entry created before
-// that is covered by it; a later one needs another dirSync. An fsync
-// submitted to the ring has begun when it is made.
+// that is covered by it; a later one needs another dirSync.
 type dirSync struct {
 	begun bool
-	job   *syncJob
+	job   syncJob
 }
 
 // syncTable holds the early syncs of a store (shared by Sub copies).
@@ -77,12 +46,6 @@ type syncTable struct {
 	m  map[string]*syncJob
 	// dirs: per directory, the newest requested fsync (begun or not).
 	dirs map[string]*dirSync
-	// ring: the io_uring the syncs are submitted to (nil: goroutines),
-	// set up at the first early sync (ringTried).
-	ring      *uring
-	ringTried bool
-	// stepSeq numbers syncs for the test hook (steps.go).
-	stepSeq atomic.Uint64
 }
 
 // maxEarlySyncs bounds the table: syncs nobody waited for (a write whose
@@ -90,35 +53,10 @@ type syncTable struct {
 // sync should a batch name them after all.
 const maxEarlySyncs = 256
 
-// ringLocked returns the table's ring, setting it up on first use (t.mu
-// held). It is released when the table becomes unreachable or the store
-// that owns it closes.
-func (t *syncTable) ringLocked() *uring {
-	if !t.ringTried {
-		t.ringTried = true
-		t.ring = newURing()
-		if t.ring != nil {
-			runtime.AddCleanup(t, func(r *uring) { r.close() }, t.ring)
-		}
-	}
-	return t.ring
-}
-
-// closeRing releases the ring (Store.Close of the owning store).
-func (t *syncTable) closeRing() {
-	t.mu.Lock()
-	r := t.ring
-	t.ring, t.ringTried = nil, true
-	t.mu.Unlock()
-	if r != nil {
-		r.close()
-	}
-}
-
 // syncEntry makes the directory entry of path, just created, durable: it
-// joins the pending fsync of path's directory or requests one — submitted
-// to the ring, or on a goroutine. The result is nil without a table (the
-// batch then syncs the directory itself).
+// joins the pending fsync of path's directory or requests one, on a
+// goroutine. The result is nil without a table (the batch then syncs the
+// directory itself).
 func (s *Store) syncEntry(path string) *dirSync {
 	t := s.syncs
 	if t == nil {
@@ -130,22 +68,10 @@ func (s *Store) syncEntry(path string) *dirSync {
 		t.mu.Unlock()
 		return d
 	}
+	d := &dirSync{job: syncJob{done: make(chan struct{})}}
 	if t.dirs == nil || len(t.dirs) >= maxEarlySyncs {
 		t.dirs = map[string]*dirSync{}
 	}
-	r := t.ringLocked()
-	t.mu.Unlock()
-	if r != nil {
-		if job := s.submitDirSync(r, dir); job != nil {
-			d := &dirSync{begun: true, job: job}
-			t.mu.Lock()
-			t.dirs[dir] = d
-			t.mu.Unlock()
-			return d
-		}
-	}
-	d := &dirSync{job: &syncJob{done: make(chan struct{})}}
-	t.mu.Lock()
 	t.dirs[dir] = d
 	t.mu.Unlock()
 	go func() {
@@ -163,46 +89,37 @@ func (s *Store) syncEntry(path string) *dirSync {
 	return d
 }
 
-// startSync makes f (the file at path, written) durable and closes f —
-// submitted to the ring, or on a goroutine; entry is the fsync of its
-// directory requested when it was created (syncEntry; nil: the directory
-// is fsynced after the file). A later batch naming path waits for both
-// (takeSync, waitJob). Without a table it only closes f: the batch does
-// all the work later.
+// startSync makes f (the file at path, written) durable on a goroutine
+// and closes f; entry is the fsync of its directory requested when it was
+// created (syncEntry; nil: the directory is fsynced after the file). A
+// later batch naming path waits for both (takeSync). Without a table it
+// only closes f: the batch does all the work later.
 func (s *Store) startSync(path string, f *rawFile, entry *dirSync) error {
 	if s.syncs == nil {
 		return f.Close()
 	}
+	job := &syncJob{done: make(chan struct{})}
 	t := s.syncs
-	t.mu.Lock()
-	r := t.ringLocked()
-	t.mu.Unlock()
-	var job *syncJob
-	if r != nil && entry != nil {
-		job = s.submitDatasync(r, path, f)
-		job.dep = entry.job
-	} else {
-		job = &syncJob{done: make(chan struct{})}
-		go func() {
-			err := s.datasyncStep(path, f)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if entry != nil {
-				err = errors.Join(err, waitJob(entry.job))
-			} else if err == nil {
-				err = s.syncDirStep(filepath.Dir(path))
-			}
-			job.err = err
-			close(job.done)
-		}()
-	}
 	t.mu.Lock()
 	if t.m == nil || len(t.m) >= maxEarlySyncs {
 		t.m = map[string]*syncJob{}
 	}
 	t.m[path] = job
 	t.mu.Unlock()
+	go func() {
+		err := s.datasyncStep(path, f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if entry != nil {
+			<-entry.job.done
+			err = errors.Join(err, entry.job.err)
+		} else if err == nil {
+			err = s.syncDirStep(filepath.Dir(path))
+		}
+		job.err = err
+		close(job.done)
+	}()
 	return nil
 }
 

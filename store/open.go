@@ -41,7 +41,7 @@ type Store struct {
 	// steps, when set (tests only), is called before and after each step
 	// of the deferred durable write path (steps.go); an error before a
 	// step fails it.
-	steps func(step, path string, id uint64) error
+	steps func(step, path string) error
 }
 
 // Open opens the store named by rawURL:
@@ -268,9 +268,6 @@ func (s *Store) Sub(key string) (*Store, error) {
 func (s *Store) Close() error {
 	if !s.owned {
 		return nil
-	}
-	if s.syncs != nil {
-		s.syncs.closeRing()
 	}
 	return s.bucket.Close()
 }
