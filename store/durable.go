@@ -196,9 +196,10 @@ func (s *Store) syncParallel(ctx context.Context, files []string, extra *rawFile
 				errs[i] = s.syncDirStep(j.path)
 				return
 			}
-			if errs[i] = s.step(stepDatasync, j.path); errs[i] == nil {
+			id := s.newStepID()
+			if errs[i] = s.stepN(stepDatasync, j.path, id); errs[i] == nil {
 				errs[i] = syncPath(j.path, false, false)
-				errs[i] = errors.Join(errs[i], s.stepDone(stepDatasynced, j.path, errs[i]))
+				errs[i] = errors.Join(errs[i], s.stepDone(stepDatasynced, j.path, id, errs[i]))
 			}
 		}()
 	}

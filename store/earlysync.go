@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 )
 
 // Early syncs (sessions 23–24). A file written with NewDeferredWriter needs
@@ -46,6 +47,8 @@ type syncTable struct {
 	m  map[string]*syncJob
 	// dirs: per directory, the newest requested fsync (begun or not).
 	dirs map[string]*dirSync
+	// stepSeq numbers syncs for the test hook (steps.go).
+	stepSeq atomic.Uint64
 }
 
 // maxEarlySyncs bounds the table: syncs nobody waited for (a write whose

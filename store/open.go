@@ -41,7 +41,7 @@ type Store struct {
 	// steps, when set (tests only), is called before and after each step
 	// of the deferred durable write path (steps.go); an error before a
 	// step fails it.
-	steps func(step, path string) error
+	steps func(step, path string, id uint64) error
 }
 
 // Open opens the store named by rawURL:

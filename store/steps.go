@@ -19,41 +19,54 @@ const (
 )
 
 // step reports step on path to the test hook (nil without one).
-func (s *Store) step(step, path string) error {
+func (s *Store) step(step, path string) error { return s.stepN(step, path, 0) }
+
+// stepN is step for one sync: id pairs its start and its end (syncs of
+// one file or directory may overlap and end in any order).
+func (s *Store) stepN(step, path string, id uint64) error {
 	if s.steps == nil {
 		return nil
 	}
-	return s.steps(step, path)
+	return s.steps(step, path, id)
 }
 
-// stepDone reports the completion of step on path unless err says it
-// failed.
-func (s *Store) stepDone(step, path string, err error) error {
+// newStepID numbers a sync for stepN (0 without a test hook).
+func (s *Store) newStepID() uint64 {
+	if s.steps == nil || s.syncs == nil {
+		return 0
+	}
+	return s.syncs.stepSeq.Add(1)
+}
+
+// stepDone reports the completion of a sync unless err says it failed.
+func (s *Store) stepDone(step, path string, id uint64, err error) error {
 	if err != nil {
 		return nil
 	}
-	return s.step(step, path)
+	return s.stepN(step, path, id)
 }
 
 // syncDirStep is syncDir with its steps.
 func (s *Store) syncDirStep(dir string) error {
-	if err := s.step(stepDirsync, dir); err != nil {
+	id := s.newStepID()
+	if err := s.stepN(stepDirsync, dir, id); err != nil {
 		return err
 	}
 	err := syncDir(dir)
 	if err != nil {
 		return err
 	}
-	return s.step(stepDirsynced, dir)
+	return s.stepN(stepDirsynced, dir, id)
 }
 
 // datasyncStep is f.Datasync (f is the file named path) with its steps.
 func (s *Store) datasyncStep(path string, f *rawFile) error {
-	if err := s.step(stepDatasync, path); err != nil {
+	id := s.newStepID()
+	if err := s.stepN(stepDatasync, path, id); err != nil {
 		return err
 	}
 	if err := f.Datasync(); err != nil {
 		return err
 	}
-	return s.step(stepDatasynced, path)
+	return s.stepN(stepDatasynced, path, id)
 }

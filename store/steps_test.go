@@ -16,11 +16,11 @@ var errPowerLoss = errors.New("injected power loss")
 
 // powerModel follows the steps of the deferred durable write path
 // (steps.go) and models what a power loss keeps: a file survives only when
-// its content was fdatasynced and its name covered by a directory fsync
-// that began after the name was made; everything else may be lost. It is
-// conservative: when two fsyncs of one directory overlap, the one that
-// returns is taken to be the one that began first (the one covering
-// fewer names).
+// its content was fdatasynced (an fdatasync that began after the file got
+// its name, and returned) and its name covered by a directory fsync that
+// began after the name was made and returned; everything else may be
+// lost. Each sync's start and end are paired by the id the store gives
+// it.
 type powerModel struct {
 	t       *testing.T
 	crashAt int // index of the "before" step that loses power (-1: none)
@@ -29,12 +29,12 @@ type powerModel struct {
 	n       int      // "before" steps seen
 	order   []string // the steps seen, in order
 	down    bool
-	named   map[string]bool   // names made (created, or linked)
-	gen     map[string]int    // per name, how many times it was made (a replacement is a new file)
-	content map[string]bool   // fdatasynced
-	entry   map[string]bool   // names covered by a completed directory fsync
-	begun   map[string][]snap // per directory, fsyncs begun and not returned
-	synced  map[string][]int  // per file, the generations of fdatasyncs begun and not returned
+	named   map[string]bool // names made (created, or linked)
+	gen     map[string]int  // per name, how many times it was made (a replacement is a new file)
+	content map[string]bool // fdatasynced
+	entry   map[string]bool // names covered by a completed directory fsync
+	begun   map[uint64]snap // per directory fsync begun and not returned (by id)
+	synced  map[uint64]int  // per fdatasync begun and not returned (by id), the file's generation then
 	// prereq: per manifest path, the paths it names.
 	prereq map[string][]string
 	// pendingLink: the content of the manifest being linked was durable
@@ -53,7 +53,7 @@ func newPowerModel(t *testing.T, crashAt int, prereq map[string][]string) *power
 	return &powerModel{
 		t: t, crashAt: crashAt, prereq: prereq,
 		named: map[string]bool{}, gen: map[string]int{}, content: map[string]bool{}, entry: map[string]bool{},
-		begun: map[string][]snap{}, synced: map[string][]int{},
+		begun: map[uint64]snap{}, synced: map[uint64]int{},
 	}
 }
 
@@ -65,7 +65,7 @@ func isBefore(step string) bool {
 	return false
 }
 
-func (m *powerModel) hook(step, path string) error {
+func (m *powerModel) hook(step, path string, id uint64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if isBefore(step) {
@@ -95,17 +95,17 @@ func (m *powerModel) hook(step, path string) error {
 			m.content[path] = m.linkedContent(path)
 		}
 	case stepDatasync:
-		m.synced[path] = append(m.synced[path], m.gen[path])
+		m.synced[id] = m.gen[path]
 	case stepDatasynced:
-		q := m.synced[path]
-		if len(q) == 0 {
+		g, ok := m.synced[id]
+		if !ok {
 			m.t.Errorf("an fdatasync of %s returned that never began", path)
 			return nil
 		}
-		if q[0] == m.gen[path] {
+		delete(m.synced, id)
+		if g == m.gen[path] {
 			m.content[path] = true
 		}
-		m.synced[path] = q[1:]
 	case stepDirsync:
 		s := snap{}
 		for p := range m.named {
@@ -113,19 +113,19 @@ func (m *powerModel) hook(step, path string) error {
 				s[p] = m.gen[p]
 			}
 		}
-		m.begun[path] = append(m.begun[path], s)
+		m.begun[id] = s
 	case stepDirsynced:
-		q := m.begun[path]
-		if len(q) == 0 {
+		s, ok := m.begun[id]
+		if !ok {
 			m.t.Errorf("a directory fsync of %s returned that never began", path)
 			return nil
 		}
-		for p, g := range q[0] {
+		delete(m.begun, id)
+		for p, g := range s {
 			if g == m.gen[p] {
 				m.entry[p] = true
 			}
 		}
-		m.begun[path] = q[1:]
 	case stepLink:
 		// The commit point: from here the manifest may reach the disk
 		// with or without the directory fsync that follows, so every
