@@ -109,3 +109,43 @@ func BenchmarkLocalList(b *testing.B) {
 	b.ReportMetric(float64(base.Nanoseconds())/float64(b.N), "fileblob-ns/list")
 	b.ReportMetric(float64(ours)/float64(base), "store/fileblob")
 }
+
+// BenchmarkDeferredCommitSequence is the store's part of a one-file
+// append on the local backend, without the encoding: a data file (1,258
+// bytes) and a transaction file (124 bytes) written deferred, then the
+// manifest (833 bytes) created after them with the hint written while
+// _versions/ is fsynced — the sizes of the 10-row append of
+// tests/bench commit/append-1writer. Its time is almost all sync latency
+// (docs/benchmarks.md "commitio (session 24)"); compare commits A/B.
+func BenchmarkDeferredCommitSequence(b *testing.B) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	dataBytes, txnBytes, manBytes := make([]byte, 1258), make([]byte, 124), make([]byte, 833)
+	put := func(key string, p []byte) {
+		w, err := s.NewDeferredWriter(ctx, key)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Write(p); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; b.Loop(); i++ {
+		data, txn := fmt.Sprintf("data/%d.lance", i), fmt.Sprintf("_transactions/%d-x.txn", i)
+		put(data, dataBytes)
+		put(txn, txnBytes)
+		_, err := s.CreateIfAbsentAfterThen(ctx, fmt.Sprintf("_versions/%d.manifest", i), manBytes, []string{data, txn}, func() {
+			_ = s.PutInPlace(ctx, "_versions/latest_version_hint.json", []byte(`{"version":`+strconv.Itoa(i)+`}`))
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -45,14 +45,25 @@ func (s *Store) NewDeferredWriter(ctx context.Context, key string) (*Writer, err
 		return nil, err
 	}
 	final := s.localPath(key)
+	if err := s.step(stepCreate, final); err != nil {
+		return nil, s.wrap("write", key, err)
+	}
 	f, err := inDir(final, func() (*rawFile, error) { return createExcl(final) })
+	if err == nil {
+		err = s.step(stepCreated, final)
+		if err != nil {
+			_ = f.Close()
+		}
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			err = fmt.Errorf("%w: %w", ErrAlreadyExists, err)
 		}
 		return nil, s.wrap("write", key, err)
 	}
-	return &Writer{s: s, key: key, f: f, final: final, ctx: ctx, deferSync: true}, nil
+	// The entry exists: its directory's fsync can run while the file is
+	// written (earlysync.go).
+	return &Writer{s: s, key: key, f: f, final: final, ctx: ctx, deferSync: true, entry: s.syncEntry(final)}, nil
 }
 
 // PutDeferred is Put without the fsyncs on the local backend (see
@@ -82,7 +93,13 @@ func (s *Store) PutDeferred(ctx context.Context, key string, data []byte) error 
 		err = ctx.Err()
 	}
 	if err == nil {
+		err = s.step(stepCreate, final)
+	}
+	if err == nil {
 		err = renameRaw(name, final)
+		if err == nil {
+			err = s.step(stepCreated, final)
+		}
 	}
 	if err != nil {
 		_ = os.Remove(name)
@@ -130,16 +147,16 @@ func (s *Store) SyncKeys(ctx context.Context, keys []string) error {
 		}
 		paths = append(paths, s.localPath(k))
 	}
-	return s.wrap("sync", keys[0], s.syncParallel(ctx, paths, nil))
+	return s.wrap("sync", keys[0], s.syncParallel(ctx, paths, nil, ""))
 }
 
 // syncParallel makes files (missing ones skipped; fdatasync), their
 // distinct parent directories (fsync) and extra (an open file, nil for
-// none; fsync) durable, concurrently: on a journaling filesystem the
+// none; fdatasync) durable, concurrently: on a journaling filesystem the
 // fsyncs issued together share one journal commit. A file whose early
 // sync is running or done (earlysync.go) is waited for, not synced again;
 // that sync covers its directory too.
-func (s *Store) syncParallel(ctx context.Context, files []string, extra *rawFile) error {
+func (s *Store) syncParallel(ctx context.Context, files []string, extra *rawFile, extraPath string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -176,14 +193,19 @@ func (s *Store) syncParallel(ctx context.Context, files []string, extra *rawFile
 		go func() {
 			defer wg.Done()
 			if j.dir {
-				errs[i] = syncDir(j.path)
+				errs[i] = s.syncDirStep(j.path)
 				return
 			}
-			errs[i] = syncPath(j.path, false, false)
+			id := s.newStepID()
+			if errs[i] = s.stepN(stepDatasync, j.path, id); errs[i] == nil {
+				errs[i] = syncPath(j.path, false, false)
+				errs[i] = errors.Join(errs[i], s.stepDone(stepDatasynced, j.path, id, errs[i]))
+			}
 		}()
 	}
 	if extra != nil {
-		errs[len(jobs)] = extra.Sync() // on this goroutine
+		// On this goroutine: data and size, all a new file needs.
+		errs[len(jobs)] = s.datasyncStep(extraPath, extra)
 	}
 	for i, j := range jobs {
 		if j.early != nil {
@@ -269,13 +291,18 @@ func (s *Store) CreateIfAbsentAfterThen(ctx context.Context, key string, data []
 		discard()
 		return false, s.wrap("create", key, err)
 	}
-	if err := s.syncParallel(ctx, paths, f); err != nil {
+	if err := s.syncParallel(ctx, paths, f, final); err != nil {
 		discard()
 		return false, s.wrap("create", key, err)
 	}
 	var linkErr error
 	if anon {
-		linkErr = linkAnon(f, final)
+		if linkErr = s.step(stepLink, final); linkErr == nil {
+			linkErr = linkAnon(f, final)
+			if linkErr == nil {
+				linkErr = s.step(stepLinked, final)
+			}
+		}
 		if errors.Is(linkErr, errNoProcLink) {
 			// No /proc: stage the bytes under a temporary name after all.
 			_ = f.Close()
@@ -299,10 +326,10 @@ func (s *Store) CreateIfAbsentAfterThen(ctx context.Context, key string, data []
 		return true, s.wrap("create", key, fmt.Errorf("link %s (the filesystem must support hard links for an atomic create): %w", final, linkErr))
 	}
 	if then == nil {
-		return true, s.wrap("create", key, notDurable(syncDir(dir)))
+		return true, s.wrap("create", key, notDurable(s.syncDirStep(dir)))
 	}
 	done := make(chan error, 1)
-	go func() { done <- syncDir(dir) }()
+	go func() { done <- s.syncDirStep(dir) }()
 	then()
 	return true, s.wrap("create", key, notDurable(<-done))
 }
@@ -327,7 +354,12 @@ func (s *Store) linkTempThen(tmp, final string, then func()) error {
 // linkTemp links the durable temporary file tmp to final (EEXIST: final
 // exists), removes tmp and fsyncs final's directory.
 func (s *Store) linkTemp(tmp, final string) error {
-	linkErr := linkRaw(tmp, final)
+	linkErr := s.step(stepLink, final)
+	if linkErr == nil {
+		if linkErr = linkRaw(tmp, final); linkErr == nil {
+			linkErr = s.step(stepLinked, final)
+		}
+	}
 	rmErr := os.Remove(tmp)
 	if linkErr != nil {
 		if errors.Is(linkErr, fs.ErrExist) {
@@ -338,5 +370,5 @@ func (s *Store) linkTemp(tmp, final string) error {
 	if rmErr != nil {
 		return fmt.Errorf("created %s but could not remove temporary %s: %w", final, tmp, rmErr)
 	}
-	return notDurable(syncDir(filepath.Dir(final)))
+	return notDurable(s.syncDirStep(filepath.Dir(final)))
 }

@@ -38,6 +38,10 @@ type Store struct {
 	// syncs are the early syncs of deferred writes (earlysync.go; nil:
 	// none), shared by the stores Sub makes.
 	syncs *syncTable
+	// steps, when set (tests only), is called before and after each step
+	// of the deferred durable write path (steps.go); an error before a
+	// step fails it.
+	steps func(step, path string, id uint64) error
 }
 
 // Open opens the store named by rawURL:

@@ -27,6 +27,9 @@ type Writer struct {
 	// deferSync (NewDeferredWriter): f is the final name itself, created
 	// with O_EXCL; Close neither renames nor fsyncs.
 	deferSync bool
+	// entry (deferSync): the fsync of the directory requested when the
+	// file was created (earlysync.go; nil: none).
+	entry *dirSync
 	// other backends
 	bw   *blob.Writer
 	done bool
@@ -79,7 +82,7 @@ func (w *Writer) Close() error {
 		err := w.ctx.Err()
 		if err == nil && w.deferSync {
 			// Final now: its sync starts while the commit goes on.
-			return w.s.wrap("write", w.key, w.s.startSync(name, w.f))
+			return w.s.wrap("write", w.key, w.s.startSync(name, w.f, w.entry))
 		}
 		if err == nil && !w.deferSync {
 			err = w.f.Sync()
