@@ -157,7 +157,8 @@ func narrowIndices(idx []byte, items, keyBits int, signed bool) ([]byte, error) 
 // array also when its key selects a null dictionary value (Arrow's logical
 // null, which Lance 12 returns as null).
 func logicalNull(a arrow.Array, i int) bool {
-	if a.IsNull(i) {
+	// arrow-go's Null arrays have no bitmap, so IsNull is false for them.
+	if a.IsNull(i) || a.DataType().ID() == arrow.NULL {
 		return true
 	}
 	if d, ok := a.(*array.Dictionary); ok && d.Dictionary().NullN() > 0 {

@@ -1,0 +1,161 @@
+package compat_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"gocloud.dev/blob/fileblob"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/lancekeeper/lancekeeper/commit"
+	"github.com/lancekeeper/lancekeeper/datafile"
+	"github.com/lancekeeper/lancekeeper/tests/peerlance"
+)
+
+// columnPages describes every page of every column of the table at dir:
+// its rows, buffer sizes and PageLayout (prototext, values elided), so that
+// a size gap can be traced to a layout or compression choice.
+func columnPages(ctx context.Context, t *testing.T, dir string) [][]string {
+	t.Helper()
+	bk, err := fileblob.OpenBucket(filepath.Join(dir, "data"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bk.Close()
+	ents, err := os.ReadDir(filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName("lance.encodings21.PageLayout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for _, e := range ents {
+		f, err := datafile.Open(ctx, bk, e.Name(), datafile.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ci := range f.NumColumns() {
+			if ci >= len(out) {
+				out = append(out, nil)
+			}
+			for pi, pg := range f.Column(ci).Pages {
+				var lens []string
+				for _, b := range pg.Buffers {
+					lens = append(lens, strconv.FormatUint(b.Len, 10))
+				}
+				m := mt.New().Interface()
+				txt := "?"
+				if proto.Unmarshal(pg.Encoding.Value, m) == nil {
+					txt = prototext.MarshalOptions{}.Format(m)
+					if len(txt) > 1500 {
+						txt = txt[:1500] + "…"
+					}
+				}
+				out[ci] = append(out[ci], fmt.Sprintf("page %d rows %d buffers [%s] %s", pi, pg.Length, strings.Join(lens, " "), txt))
+			}
+		}
+	}
+	return out
+}
+
+// TestSizeScan (opt-in, LANCEKEEPER_SIZE_SCAN=1; LANCEKEEPER_SIZE_SCAN_SEEDS
+// = how many random tables per version, default 12): writes random tables
+// (peerlance.RandomTable, every type) with Lance 12 and with lancekeeper
+// and logs every column whose pages exceed 1.1× Lance's, with both sides'
+// page layouts. A survey tool for the size gaps of docs/benchmarks.md
+// "sizegaps (session 24)"; it asserts only that Lance reads our rows.
+func TestSizeScan(t *testing.T) {
+	if os.Getenv("LANCEKEEPER_SIZE_SCAN") == "" {
+		t.Skip("survey: set LANCEKEEPER_SIZE_SCAN=1")
+	}
+	seeds := 12
+	if s, err := strconv.Atoi(os.Getenv("LANCEKEEPER_SIZE_SCAN_SEEDS")); err == nil {
+		seeds = s
+	}
+	p := peerlance.ServeForTest(t)
+	ctx := peerContext(t)
+	for _, version := range []string{"2.1", "2.2"} {
+		first := 1
+		if s, err := strconv.Atoi(os.Getenv("LANCEKEEPER_SIZE_SCAN_FIRST")); err == nil {
+			first = s
+		}
+		for seed := first; seed <= seeds; seed++ {
+			rec := peerlance.RandomTable(uint64(seed), peerlance.RandomTableOptions{StorageVersion: version, MaxRows: 5000})
+			scanOne(ctx, t, p, fmt.Sprintf("seed%d", seed), version, rec)
+			rec.Release()
+		}
+	}
+}
+
+func scanOne(ctx context.Context, t *testing.T, p *peerlance.Peer, name, version string, rec arrow.RecordBatch) {
+	tmp := t.TempDir()
+	ipcFile := filepath.Join(tmp, "rows.arrow")
+	if err := peerlance.WriteIPCFile(ipcFile, rec.Schema(), rec); err != nil {
+		t.Fatal(err)
+	}
+	ldir := filepath.Join(tmp, "lance.lance")
+	if _, err := p.Create(ctx, ldir, ipcFile, peerlance.CreateOptions{StorageVersion: version}); err != nil {
+		t.Logf("%s %s: Lance create: %v", name, version, err)
+		return
+	}
+	odir := filepath.Join(tmp, "ours.lance")
+	if err := os.MkdirAll(odir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	model := modelRows{}
+	writeOurs(ctx, t, localStore(ctx, t, odir), rec, commit.WriteOptions{Mode: commit.ModeCreate, DataStorageVersion: version}, model)
+	t.Logf("table %s %s: %d rows, %s", name, version, rec.NumRows(), rec.Schema())
+	ours, lance := columnBytes(ctx, t, odir), columnBytes(ctx, t, ldir)
+	op, lp := columnPages(ctx, t, odir), columnPages(ctx, t, ldir)
+	for ci := range min(len(ours), len(lance)) {
+		ratio := float64(ours[ci]) / float64(max(lance[ci], 1))
+		if ours[ci] > lance[ci]+lance[ci]/10+64 || os.Getenv("LANCEKEEPER_SIZE_SCAN_ALL") != "" {
+			t.Logf("GAP %s %s rows %d column %d: ours %d B, Lance %d B, %.3f× (schema %s)", name, version, rec.NumRows(), ci, ours[ci], lance[ci], ratio, rec.Schema())
+			for _, s := range op[ci] {
+				t.Logf("  ours  %s", s)
+			}
+			for _, s := range lp[ci] {
+				t.Logf("  lance %s", s)
+			}
+		}
+	}
+	requireLanceRows(ctx, t, p, odir, name, model, columnNames(rec.Schema()))
+}
+
+// TestSizeScanSplit (opt-in, LANCEKEEPER_SIZE_SCAN_SPLIT=seed): the random
+// table of that seed, one column beside id at a time, at
+// LANCEKEEPER_SIZE_SCAN_VERSION (default 2.1).
+func TestSizeScanSplit(t *testing.T) {
+	seed, err := strconv.Atoi(os.Getenv("LANCEKEEPER_SIZE_SCAN_SPLIT"))
+	if err != nil {
+		t.Skip("survey: set LANCEKEEPER_SIZE_SCAN_SPLIT=seed")
+	}
+	version := os.Getenv("LANCEKEEPER_SIZE_SCAN_VERSION")
+	if version == "" {
+		version = "2.1"
+	}
+	p := peerlance.ServeForTest(t)
+	ctx := peerContext(t)
+	rec := peerlance.RandomTable(uint64(seed), peerlance.RandomTableOptions{StorageVersion: version, MaxRows: 5000})
+	defer rec.Release()
+	for c := 1; c < int(rec.NumCols()); c++ {
+		t.Run(rec.Schema().Field(c).Name, func(t *testing.T) {
+			sch := arrow.NewSchema([]arrow.Field{rec.Schema().Field(0), rec.Schema().Field(c)}, nil)
+			one := array.NewRecordBatch(sch, []arrow.Array{rec.Column(0), rec.Column(c)}, rec.NumRows())
+			defer one.Release()
+			scanOne(ctx, t, p, fmt.Sprintf("seed%d.%s", seed, sch.Field(1).Name), version, one)
+		})
+	}
+}
