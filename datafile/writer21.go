@@ -656,14 +656,15 @@ func (w *Writer) encodePage21(l *leaf21, e0, e1, s0, s1, rows int) (encodedPage,
 			}
 			bufs = [][]byte{rb, db}
 			if w.version >= V2_2 {
+				// Compressed as Lance 12 compresses the levels of its
+				// all-null pages (levelsBlock22); 2.1 keeps raw u16.
 				if rb != nil {
-					cl.RepCompression, cl.NumRepValues = flat21(16), uint64(len(rep))
+					cl.RepCompression, bufs[0] = w.levelsBlock22(rep, rb)
+					cl.NumRepValues = uint64(len(rep))
 				}
 				if db != nil {
-					// flat(16); Lance 12 writes RLE here, but an RLE
-					// frame in our constant pages made Lance fail, so
-					// the raw form stays (size gap, docs/benchmarks.md).
-					cl.DefCompression, cl.NumDefValues = flat21(16), uint64(len(codes))
+					cl.DefCompression, bufs[1] = w.levelsBlock22(nil, db)
+					cl.NumDefValues = uint64(len(codes))
 				}
 			}
 		}
@@ -1089,12 +1090,15 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		if enc, cs, err = codec.EncodeMiniBlock(b, eo); err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
 		}
-		if w.version >= V2_2 && l.kind == lkFixed21 && l.width >= 64 && l.width%8 == 0 && fewDistinct(b.Data, l.width/8, n) {
-			// Lance 12 (2.2+) dictionary-encodes a page of ≥ 100 values of
-			// ≥ 64 bits when its estimate (16 bytes per distinct value + 4
-			// per index) is below 0.8 of the plain size: u32 indices
-			// (bit-packed), the distinct values `general[lz4](flat)`. Kept
-			// only when smaller than the plain/bit-packed form.
+		if (w.version >= V2_2 && l.width >= 64 || l.width == 128) && l.kind == lkFixed21 && l.width%8 == 0 && fewDistinct(b.Data, l.width/8, n) {
+			// Lance 12 dictionary-encodes a page of ≥ 100 values of ≥ 64
+			// bits (2.2+) or of 128 bits (2.1: decimal128,
+			// fixed_size_binary(16); 64-bit pages stay plain there, found
+			// with the peer) when its estimate (16 bytes per distinct value
+			// + 4 per index) is below 0.8 of the plain size: u32 indices
+			// (bit-packed), the distinct values flat (2.1) or
+			// `general[lz4](flat)` (2.2+). Kept only when smaller than the
+			// plain/bit-packed form.
 			if d, denc, dcs, err := dictionaryFixed21(b, l.slotNulls(e0, e1, n), 32, true, eo); err == nil {
 				size := 0
 				for _, c := range cs {
@@ -1334,6 +1338,65 @@ func (w *Writer) compressLevels(raw [][]byte) (*pb21.CompressiveEncoding, [][]by
 		}
 	}
 	return bestEnc, best
+}
+
+// levelsBlock22 compresses the rep or def levels of a 2.2+ all-null page
+// (one buffer for the page, spec 2.1 §6.1) as Lance 12 does (observed on
+// its pages, sizegaps session 24): with the estimates of the mini-block
+// value rule — RLE (runs + n/255)·3 bytes, inline bit-packing per 1024
+// levels one u16 word plus 1024·width bits — an RLE block frame (§7.6)
+// when it is below the raw size and not above the bit-packing estimate;
+// else bit-packing when no 1024-level block is all zero: inline (§7.3)
+// for at most 1024 levels, out-of-line at the widest level (§7.4) above;
+// else raw u16 (flat(16)). levels may be nil (raw holds them as u16).
+func (w *Writer) levelsBlock22(levels []uint16, raw []byte) (*pb21.CompressiveEncoding, []byte) {
+	if w.noCompression || len(raw) < 2 {
+		return flat21(16), raw
+	}
+	if levels == nil {
+		levels = make([]uint16, len(raw)/2)
+		for k := range levels {
+			levels[k] = binary.LittleEndian.Uint16(raw[2*k:])
+		}
+	}
+	n := len(levels)
+	runs := 1
+	for k := 1; k < n; k++ {
+		if levels[k] != levels[k-1] {
+			runs++
+		}
+	}
+	var wd uint
+	zeroBlock := false
+	packed := 0
+	for k := 0; k < n; k += 1024 {
+		var or uint16
+		for _, v := range levels[k:min(k+1024, n)] {
+			or |= v
+		}
+		zeroBlock = zeroBlock || or == 0
+		bw := uint(bits.Len16(or))
+		wd = max(wd, bw)
+		packed += 2 * (1 + 64*int(bw))
+	}
+	rle := 3 * min(runs+n/255, n)
+	if rle < len(raw) && !(packed < len(raw) && packed < rle) {
+		if e, b := codec.EncodeLevels(levels, codec.EncodeOptions{Minor: int(w.version.Minor())}); e.GetRle() != nil {
+			return e, b
+		}
+	}
+	if zeroBlock {
+		return flat21(16), raw
+	}
+	if n <= 1024 {
+		// Lance skips a single block whose packed form is not smaller.
+		if b := codec.AppendBitpacked(nil, 16, raw, n); len(b) < len(raw) {
+			return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_InlineBitpacking{
+				InlineBitpacking: &pb21.InlineBitpacking{UncompressedBitsPerValue: 16}}}, b
+		}
+		return flat21(16), raw
+	}
+	return codec.OutOfLine16Encoding(wd), codec.AppendOutOfLine16(nil, levels, wd)
 }
 
 // encodeColumnMetadata21 serializes a 2.1+ column: encoding "values", then

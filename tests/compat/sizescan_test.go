@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -132,6 +133,7 @@ func scanOne(ctx context.Context, t *testing.T, p *peerlance.Peer, name, version
 		}
 	}
 	requireLanceRows(ctx, t, p, odir, name, model, columnNames(rec.Schema()))
+	requireOurRows(ctx, t, odir, name, model, columnNames(rec.Schema()))
 }
 
 // TestSizeScanSplit (opt-in, LANCEKEEPER_SIZE_SCAN_SPLIT=seed): the random
@@ -157,5 +159,25 @@ func TestSizeScanSplit(t *testing.T) {
 			defer one.Release()
 			scanOne(ctx, t, p, fmt.Sprintf("seed%d.%s", seed, sch.Field(1).Name), version, one)
 		})
+	}
+}
+
+// TestSizeScanShapes (opt-in, LANCEKEEPER_SIZE_SCAN_SHAPES=regexp): the
+// fixed shapes of the size test plus the survey's extra ones, each
+// compared with Lance and logged.
+func TestSizeScanShapes(t *testing.T) {
+	pat := os.Getenv("LANCEKEEPER_SIZE_SCAN_SHAPES")
+	if pat == "" {
+		t.Skip("survey: set LANCEKEEPER_SIZE_SCAN_SHAPES=regexp")
+	}
+	re := regexp.MustCompile(pat)
+	p := peerlance.ServeForTest(t)
+	ctx := peerContext(t)
+	for _, version := range []string{"2.1", "2.2"} {
+		for _, s := range sizeShapes() {
+			if re.MatchString(s.name) {
+				scanOne(ctx, t, p, s.name, version, s.rec)
+			}
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gocloud.dev/blob/fileblob"
 
@@ -114,6 +115,102 @@ func sizeShapes() []sizeShape {
 			sb.FieldBuilder(0).(*array.Int32Builder).Append(int32(r.IntN(500)))
 			sb.FieldBuilder(1).(*array.StringBuilder).Append(words[r.IntN(len(words))])
 		}),
+		shapeColumn("struct_all_null_child", arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true}), n, func(b array.Builder, i int) {
+			sb := b.(*array.StructBuilder)
+			if i%7 == 3 {
+				sb.AppendNull()
+				return
+			}
+			sb.Append(true)
+			sb.FieldBuilder(0).AppendNull()
+			sb.FieldBuilder(1).(*array.Int64Builder).Append(int64(r.IntN(1 << 40)))
+		}),
+		shapeColumn("struct_all_null_child_null_runs", arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true}), n, func(b array.Builder, i int) {
+			sb := b.(*array.StructBuilder)
+			if (i/700)%2 == 1 {
+				sb.AppendNull()
+				return
+			}
+			sb.Append(true)
+			sb.FieldBuilder(0).AppendNull()
+			sb.FieldBuilder(1).(*array.Int64Builder).Append(int64(i))
+		}),
+		shapeColumn("list_of_null_items", arrow.ListOf(arrow.PrimitiveTypes.Int32), n/2, func(b array.Builder, i int) {
+			lb := b.(*array.ListBuilder)
+			if i%11 == 4 {
+				lb.AppendNull()
+				return
+			}
+			lb.Append(true)
+			for range r.IntN(4) {
+				lb.ValueBuilder().AppendNull()
+			}
+		}),
+		shapeColumn("list_struct", arrow.ListOf(arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, arrow.Field{Name: "y", Type: arrow.BinaryTypes.String, Nullable: true})), n/2, func(b array.Builder, i int) {
+			lb := b.(*array.ListBuilder)
+			if r.IntN(15) == 0 {
+				lb.AppendNull()
+				return
+			}
+			lb.Append(true)
+			sb := lb.ValueBuilder().(*array.StructBuilder)
+			for range r.IntN(5) {
+				if r.IntN(20) == 0 {
+					sb.AppendNull()
+					continue
+				}
+				sb.Append(true)
+				sb.FieldBuilder(0).(*array.Int32Builder).Append(int32(r.IntN(100000)))
+				sb.FieldBuilder(1).(*array.StringBuilder).Append(words[r.IntN(len(words))])
+			}
+		}),
+		shapeColumn("decimal128_low_cardinality", &arrow.Decimal128Type{Precision: 38, Scale: 4}, n, func(b array.Builder, i int) {
+			b.(*array.Decimal128Builder).Append(decimal128.FromI64(int64(r.IntN(40)) * 1_000_000_007))
+		}),
+		shapeColumn("fixed_size_binary16_low_cardinality", &arrow.FixedSizeBinaryType{ByteWidth: 16}, n, func(b array.Builder, i int) {
+			k := byte(r.IntN(30))
+			b.(*array.FixedSizeBinaryBuilder).Append([]byte{k, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, k})
+		}),
+		shapeColumn("null_type", arrow.Null, n, func(b array.Builder, i int) { b.AppendNull() }),
+		shapeColumn("mostly_null_int64", arrow.PrimitiveTypes.Int64, n, func(b array.Builder, i int) {
+			if r.IntN(100) != 0 {
+				b.AppendNull()
+			} else {
+				b.(*array.Int64Builder).Append(r.Int64())
+			}
+		}),
+		shapeColumn("bool_with_nulls", arrow.FixedWidthTypes.Boolean, n, func(b array.Builder, i int) {
+			if r.IntN(10) == 0 {
+				b.AppendNull()
+			} else {
+				b.(*array.BooleanBuilder).Append(r.IntN(2) == 0)
+			}
+		}),
+		shapeColumn("sorted_int32", arrow.PrimitiveTypes.Int32, n, func(b array.Builder, i int) { b.(*array.Int32Builder).Append(int32(1_000_000 + 7*i)) }),
+		shapeColumn("random_float32", arrow.PrimitiveTypes.Float32, n, func(b array.Builder, i int) { b.(*array.Float32Builder).Append(r.Float32()) }),
+		shapeColumn("unique_id_strings", arrow.BinaryTypes.String, n, func(b array.Builder, i int) { b.(*array.StringBuilder).Append(fmt.Sprintf("user-%08d", r.IntN(1e8))) }),
+		shapeColumn("low_cardinality_large_strings", arrow.BinaryTypes.LargeString, n, func(b array.Builder, i int) { b.(*array.LargeStringBuilder).Append(words[r.IntN(5)]) }),
+		shapeColumn("nested_list_int32", arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Int32)), n/4, func(b array.Builder, i int) {
+			lb := b.(*array.ListBuilder)
+			lb.Append(true)
+			ib := lb.ValueBuilder().(*array.ListBuilder)
+			for range r.IntN(4) {
+				ib.Append(true)
+				for range r.IntN(5) {
+					ib.ValueBuilder().(*array.Int32Builder).Append(int32(r.IntN(1000)))
+				}
+			}
+		}),
+		shapeColumn("fixed_size_list_float32x8", arrow.FixedSizeListOf(8, arrow.PrimitiveTypes.Float32), n/2, func(b array.Builder, i int) {
+			lb := b.(*array.FixedSizeListBuilder)
+			lb.Append(true)
+			for range 8 {
+				lb.ValueBuilder().(*array.Float32Builder).Append(r.Float32())
+			}
+		}),
+		shapeColumn("timestamp_us_sorted", &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, n, func(b array.Builder, i int) {
+			b.(*array.TimestampBuilder).Append(arrow.Timestamp(1_700_000_000_000_000 + int64(i)*1_000_000 + int64(r.IntN(1000))))
+		}),
 		shapeColumn("dictionary_uint8_full_with_nulls", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Uint8, ValueType: arrow.BinaryTypes.String}, 300, func(b array.Builder, i int) {
 			if i == 7 {
 				b.AppendNull()
@@ -138,6 +235,19 @@ func sizeShapes() []sizeShape {
 // stay within 32 KiB whatever its levels), each with its own dictionary,
 // where Lance 12 writes one page.
 var sizeGaps = map[string]bool{"list_utf8@2.1": true}
+
+// requireOurRows checks that our own reader returns exactly model from the
+// latest version of the table at dir.
+func requireOurRows(ctx context.Context, t *testing.T, dir, what string, model modelRows, columns []string) {
+	t.Helper()
+	got, _, err := readOurRows(ctx, dir, 0)
+	if err != nil {
+		t.Fatalf("%s: our reader: %v", what, err)
+	}
+	if d := diffRows("ours", got, "written", model.rows(columns)); d != "" {
+		t.Fatalf("%s: our reader returns other rows than we wrote:\n%s", what, d)
+	}
+}
 
 // columnBytes sums the page buffer bytes of each column over the data
 // files of the table at dir.
@@ -205,6 +315,7 @@ func TestUsToLance21_WriteSizePerColumn(t *testing.T) {
 				model := modelRows{}
 				writeOurs(ctx, t, localStore(ctx, t, odir), s.rec, commit.WriteOptions{Mode: commit.ModeCreate, DataStorageVersion: version}, model)
 				requireLanceRows(ctx, t, p, odir, s.name, model, columnNames(s.rec.Schema()))
+				requireOurRows(ctx, t, odir, s.name, model, columnNames(s.rec.Schema()))
 				ours, lance := columnBytes(ctx, t, odir), columnBytes(ctx, t, ldir)
 				if len(ours) != len(lance) {
 					t.Fatalf("%s: %d columns in our file, %d in Lance's", s.name, len(ours), len(lance))
