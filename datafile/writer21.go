@@ -2,6 +2,7 @@ package datafile
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 
@@ -31,12 +32,12 @@ const (
 	// listChunkBudget is the target bytes of one list page (= one chunk,
 	// rows never span chunks: W9).
 	listChunkBudget21 = 28 << 10
-	// maxListLevels21 bounds the levels of a 2.1 list page whose values are
-	// chunked by the codec (rows may span chunks): a chunk then holds at
-	// most this many levels, 24 KiB of flat rep+def levels.
-	maxListLevels21   = 6000
 	listChunkBudget22 = 256 << 10
 )
+
+// errChunkTooLarge marks a page whose mini-block chunk exceeds what the
+// version allows; flushLeaf then cuts a list page in two.
+var errChunkTooLarge = errors.New("mini-block chunk too large")
 
 // firstListLayer is the layer index (inner → outer) of the innermost LIST
 // layer, or len(path) when there is none: entries absent at a layer below
@@ -452,8 +453,28 @@ func (w *Writer) flushLeaf(l *leaf21) ([]encodedPage, error) {
 	}
 	l.gather()
 	var pages []encodedPage
-	add := func(e0, e1, s0, s1, rows int) error {
+	var add func(e0, e1, s0, s1, rows int) error
+	add = func(e0, e1, s0, s1, rows int) error {
 		p, err := w.encodePage21(l, e0, e1, s0, s1, rows)
+		if errors.Is(err, errChunkTooLarge) && l.nlists > 0 && rows > 1 {
+			// A 2.1 chunk outgrew 32 KiB (its levels, mostly): cut the
+			// page in two at the middle row and try again.
+			r0 := 0
+			for r0 < len(l.rowStart) && int(l.rowStart[r0]) < e0 {
+				r0++
+			}
+			em := int(l.rowStart[r0+rows/2])
+			sm := s0
+			for k := e0; k < em; k++ {
+				if l.visible(l.code[k]) {
+					sm++
+				}
+			}
+			if err := add(e0, em, s0, sm, rows/2); err != nil {
+				return err
+			}
+			return add(em, e1, sm, s1, rows-rows/2)
+		}
 		if err != nil {
 			return err
 		}
@@ -465,16 +486,18 @@ func (w *Writer) flushLeaf(l *leaf21) ([]encodedPage, error) {
 			return nil, err
 		}
 	} else {
-		budget, maxLevels := listChunkBudget22, maxChunkLevels
-		if w.version == V2_1 {
-			if w.noCompression || l.dict || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
-				// One chunk per page: the page must fit a 2.1 chunk.
+		// Values the codec compresses are in chunks of ≤ ~4 KiB
+		// (compressedChunks21), so a page holds up to 65,535 levels as
+		// Lance 12 cuts its list pages (observed: 37,449 rows of
+		// list<utf8> = 65,535 levels per page), within the page size; a
+		// 2.1 page whose chunk outgrows 32 KiB with its levels is cut in
+		// two (add). Other pages are one chunk (rows never span it).
+		budget, maxLevels := max(w.pageSize, listChunkBudget22), maxChunkLevels
+		if w.noCompression || l.dict || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
+			budget = listChunkBudget22
+			if w.version == V2_1 {
+				// The page must fit a 2.1 chunk.
 				budget = listChunkBudget21
-			} else {
-				// Values in chunks of ≤ ~4 KiB (compressedChunks21); a
-				// chunk's levels (≤ 2 × 2 bytes each, flat) must leave
-				// it within 32 KiB.
-				maxLevels = maxListLevels21
 			}
 		}
 		rows := len(l.rowStart)
@@ -884,7 +907,7 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 			db = defBufs[ci]
 		}
 		if len(rb) > 0xffff || len(db) > 0xffff {
-			return nil, nil, fmt.Errorf("%w: column %q: chunk levels exceed 64 KiB", ErrInvalidData, l.name)
+			return nil, nil, fmt.Errorf("%w: column %q: chunk levels exceed 64 KiB (%w)", ErrInvalidData, l.name, errChunkTooLarge)
 		}
 		start := len(data)
 		levels := 0
@@ -923,7 +946,7 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 		}
 		size := len(data) - start
 		if !large && size > maxChunk21 {
-			return nil, nil, fmt.Errorf("%w: column %q: a chunk of %d bytes exceeds the 32 KiB of a 2.1 mini-block chunk", ErrInvalidData, l.name, size)
+			return nil, nil, fmt.Errorf("%w: column %q: a chunk of %d bytes exceeds the 32 KiB of a 2.1 mini-block chunk (%w)", ErrInvalidData, l.name, size, errChunkTooLarge)
 		}
 		if uint64(size/8-1) >= 1<<28 {
 			return nil, nil, fmt.Errorf("%w: column %q: a chunk of %d bytes is too large", ErrInvalidData, l.name, size)

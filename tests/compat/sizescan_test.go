@@ -173,11 +173,61 @@ func TestSizeScanShapes(t *testing.T) {
 	re := regexp.MustCompile(pat)
 	p := peerlance.ServeForTest(t)
 	ctx := peerContext(t)
+	shapes := append(sizeShapes(), surveyShapes()...)
 	for _, version := range []string{"2.1", "2.2"} {
-		for _, s := range sizeShapes() {
+		for _, s := range shapes {
 			if re.MatchString(s.name) {
 				scanOne(ctx, t, p, s.name, version, s.rec)
 			}
 		}
+	}
+}
+
+// surveyShapes are larger shapes the survey compares but the size test
+// does not (they take Lance longer to write).
+func surveyShapes() []sizeShape {
+	words := strings.Fields("lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua")
+	inner := arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true}
+	for range 5 {
+		inner = arrow.Field{Name: "s", Type: arrow.StructOf(inner), Nullable: true}
+	}
+	return []sizeShape{
+		// datafile's TestSpec21_W6_ListPageCutWhenAChunkExceeds32KiB rows:
+		// our 2.1 page is cut in two so that its one chunk fits 32 KiB.
+		shapeColumn("big_deep_sparse_list_64k", arrow.ListOfField(inner), 64000, func(b array.Builder, r int) {
+			lb := b.(*array.ListBuilder)
+			switch {
+			case r == 7:
+				lb.Append(true)
+				sb := lb.ValueBuilder().(*array.StructBuilder)
+				for range 5 {
+					sb.Append(true)
+					if c, ok := sb.FieldBuilder(0).(*array.StructBuilder); ok {
+						sb = c
+					}
+				}
+				sb.FieldBuilder(0).(*array.Int32Builder).Append(int32(r))
+			case r%500 == 3:
+				lb.Append(true)
+				var bd array.Builder = lb.ValueBuilder()
+				for range r / 500 % 6 {
+					sb := bd.(*array.StructBuilder)
+					sb.Append(true)
+					bd = sb.FieldBuilder(0)
+				}
+				bd.AppendNull()
+			case (r*2654435761)%7 < 3:
+				lb.AppendNull()
+			default:
+				lb.AppendEmptyValue()
+			}
+		}),
+		shapeColumn("big_list_utf8_64k", arrow.ListOf(arrow.BinaryTypes.String), 64000, func(b array.Builder, i int) {
+			lb := b.(*array.ListBuilder)
+			lb.Append(true)
+			for k := range i % 4 {
+				lb.ValueBuilder().(*array.StringBuilder).Append(words[(i*7+k)%len(words)] + " " + words[(i+k)%len(words)])
+			}
+		}),
 	}
 }

@@ -229,12 +229,10 @@ func sizeShapes() []sizeShape {
 }
 
 // sizeGaps are the shape@version pairs whose size is known to exceed 1.1×
-// Lance's (docs/benchmarks.md "Write size (session 23)"); their ratio is
-// logged, not asserted, and their rows are still checked. 2.1
-// lists of strings: 2.1 list pages are cut at 6000 levels (a chunk must
-// stay within 32 KiB whatever its levels), each with its own dictionary,
-// where Lance 12 writes one page.
-var sizeGaps = map[string]bool{"list_utf8@2.1": true}
+// Lance's; their ratio is logged, not asserted, and their rows are still
+// checked. None since session 24 (2.1 list pages are no longer cut at
+// 6,000 levels: list_utf8@2.1 is 1.000×).
+var sizeGaps = map[string]bool{}
 
 // requireOurRows checks that our own reader returns exactly model from the
 // latest version of the table at dir.
