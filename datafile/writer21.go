@@ -1636,7 +1636,7 @@ func varDictLimit(b codec.Block) int {
 // still keeps the smaller of dictionary and variable/FSST; 16 KiB keeps a
 // 2.1 chunk of one value within its 32 KiB).
 func (l *leaf21) dictFirst(s0, s1 int) bool {
-	if l.kind != lkVar21 || l.nlists > 0 || l.dict || s1-s0 < 100 {
+	if l.kind != lkVar21 || l.dict || s1-s0 < 100 {
 		return false
 	}
 	n := s1 - s0

@@ -146,6 +146,17 @@ func sizeShapes() []sizeShape {
 				lb.ValueBuilder().AppendNull()
 			}
 		}),
+		shapeColumn("list_utf8_few_values_some_wide", arrow.ListOf(arrow.BinaryTypes.String), n/2, func(b array.Builder, i int) {
+			lb := b.(*array.ListBuilder)
+			lb.Append(true)
+			for range r.IntN(4) {
+				if k := r.IntN(40); k == 0 {
+					lb.ValueBuilder().(*array.StringBuilder).Append(strings.Repeat("wide value ", 30)) // 330 bytes: full-zip alone
+				} else {
+					lb.ValueBuilder().(*array.StringBuilder).Append(words[k%len(words)])
+				}
+			}
+		}),
 		shapeColumn("list_struct", arrow.ListOf(arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, arrow.Field{Name: "y", Type: arrow.BinaryTypes.String, Nullable: true})), n/2, func(b array.Builder, i int) {
 			lb := b.(*array.ListBuilder)
 			if r.IntN(15) == 0 {
