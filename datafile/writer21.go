@@ -695,7 +695,7 @@ func (w *Writer) encodePage21(l *leaf21, e0, e1, s0, s1, rows int) (encodedPage,
 	} else if cl := w.constant22(l, e0, e1, s0, s1, layers, maxDef > 0, defOf); cl != nil {
 		layout.Layout = &pb21.PageLayout_ConstantLayout{ConstantLayout: cl.layout}
 		bufs = cl.bufs
-	} else if l.wantsFullZip(s0, s1) && !(!w.noCompression && l.dictFirst(s0, s1)) {
+	} else if l.wantsFullZip(s0, s1) && !(!w.noCompression && l.dictFirst(e0, e1, s0, s1)) {
 		var err error
 		if bufs, layout, err = w.fullZip21(l, e0, e1, s0, s1, rows, layers, rep, defOf); err != nil {
 			return encodedPage{}, err
@@ -1634,27 +1634,34 @@ func varDictLimit(b codec.Block) int {
 // Lance decides on a dictionary before the structural layout, so such a
 // page is a mini-block dictionary page, not full-zip (the mini-block path
 // still keeps the smaller of dictionary and variable/FSST; 16 KiB keeps a
-// 2.1 chunk of one value within its 32 KiB).
-func (l *leaf21) dictFirst(s0, s1 int) bool {
+// 2.1 chunk of one value within its 32 KiB). Lance counts only the valid
+// values (found with the peer, session 24: 96 distinct wide values among
+// 96 valid and 48 null items stay full-zip), so null slots are left out.
+func (l *leaf21) dictFirst(e0, e1, s0, s1 int) bool {
 	if l.kind != lkVar21 || l.dict || s1-s0 < 100 {
 		return false
 	}
-	n := s1 - s0
+	nulls := l.slotNulls(e0, e1, s1-s0)
 	start := uint64(0)
 	if s0 > 0 {
 		start = l.ends[s0-1]
 	}
 	// The rule is evaluated with 8-byte offsets (slightly stricter than
 	// Lance's for 32-bit offsets).
-	offs := make([]byte, 0, 8*(n+1))
+	offs := make([]byte, 0, 8*(s1-s0+1))
 	offs = binary.LittleEndian.AppendUint64(offs, 0)
 	prev := start
+	n := 0
 	for k := s0; k < s1; k++ {
 		if l.ends[k]-prev >= 16<<10 {
 			return false
 		}
 		prev = l.ends[k]
+		if nulls != nil && nulls[k-s0] {
+			continue // no bytes: only its offset is dropped
+		}
 		offs = binary.LittleEndian.AppendUint64(offs, l.ends[k]-start)
+		n++
 	}
 	b := codec.Block{Kind: codec.Variable, Num: uint64(n), OffsetBits: 64, Offsets: offs, Data: l.data[start:l.ends[s1-1]]}
 	limit := varDictLimit(b)
@@ -1663,6 +1670,9 @@ func (l *leaf21) dictFirst(s0, s1 int) bool {
 	}
 	seen := make(map[string]struct{}, 256)
 	for k := s0; k < s1; k++ {
+		if nulls != nil && nulls[k-s0] {
+			continue
+		}
 		seen[string(l.varValue(k))] = struct{}{}
 		if len(seen) >= limit {
 			return false

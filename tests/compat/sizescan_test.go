@@ -192,6 +192,24 @@ func surveyShapes() []sizeShape {
 		inner = arrow.Field{Name: "s", Type: arrow.StructOf(inner), Nullable: true}
 	}
 	return []sizeShape{
+		{"wide_batch_fullzip", wideBatch(0, 120)},
+		shapeColumn("probe_wide_binary_nonlist", arrow.BinaryTypes.Binary, 144, func(b array.Builder, r int) {
+			if r%3 == 1 {
+				b.AppendNull()
+				return
+			}
+			b.(*array.BinaryBuilder).Append([]byte(strings.Repeat("A", 280+r%50) + strconv.Itoa(r*2/3)))
+		}),
+		shapeColumn("probe_wide_list_10distinct", arrow.ListOf(arrow.BinaryTypes.Binary), 120, func(b array.Builder, r int) {
+			lb := b.(*array.ListBuilder)
+			lb.Append(true)
+			lb.ValueBuilder().(*array.BinaryBuilder).Append([]byte(strings.Repeat("A", 300) + strconv.Itoa(r%10)))
+		}),
+		shapeColumn("probe_wide_list_60distinct", arrow.ListOf(arrow.BinaryTypes.Binary), 120, func(b array.Builder, r int) {
+			lb := b.(*array.ListBuilder)
+			lb.Append(true)
+			lb.ValueBuilder().(*array.BinaryBuilder).Append([]byte(strings.Repeat("A", 300) + strconv.Itoa(r%60)))
+		}),
 		// datafile's TestSpec21_W6_ListPageCutWhenAChunkExceeds32KiB rows:
 		// our 2.1 page is cut in two so that its one chunk fits 32 KiB.
 		shapeColumn("big_deep_sparse_list_64k", arrow.ListOfField(inner), 64000, func(b array.Builder, r int) {
