@@ -86,7 +86,6 @@ func TestSizeScan(t *testing.T) {
 		seeds = s
 	}
 	p := peerlance.ServeForTest(t)
-	ctx := peerContext(t)
 	for _, version := range []string{"2.1", "2.2"} {
 		first := 1
 		if s, err := strconv.Atoi(os.Getenv("LANCEKEEPER_SIZE_SCAN_FIRST")); err == nil {
@@ -94,7 +93,7 @@ func TestSizeScan(t *testing.T) {
 		}
 		for seed := first; seed <= seeds; seed++ {
 			rec := peerlance.RandomTable(uint64(seed), peerlance.RandomTableOptions{StorageVersion: version, MaxRows: 5000})
-			scanOne(ctx, t, p, fmt.Sprintf("seed%d", seed), version, rec)
+			scanOne(peerContext(t), t, p, fmt.Sprintf("seed%d", seed), version, rec)
 			rec.Release()
 		}
 	}
