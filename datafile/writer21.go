@@ -1093,11 +1093,7 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 			if enc, cs, err = codec.EncodeMiniBlock(b, eo); err != nil {
 				return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
 			}
-			size := 0
-			for _, c := range cs {
-				size += len(c.Buffers[0])
-			}
-			if d != nil && d.size(dcs) < size {
+			if d != nil && d.size(dcs) < chunkBytes(cs) {
 				dict, enc, cs = d, denc, dcs
 			}
 		}
@@ -1117,17 +1113,14 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 			// Lance 12 dictionary-encodes a page of ≥ 100 values of ≥ 64
 			// bits (2.2+) or of 128 bits (2.1: decimal128,
 			// fixed_size_binary(16); 64-bit pages stay plain there, found
-			// with the peer) when its estimate (16 bytes per distinct value
-			// + 4 per index) is below 0.8 of the plain size: u32 indices
+			// with the peer) when it passes Lance's rule (fewDistinct: at
+			// most n/2 distinct values, w·distinct + 4·n below 0.8 of the
+			// plain size): u32 indices
 			// (bit-packed), the distinct values flat (2.1) or
 			// `general[lz4](flat)` (2.2+). Kept only when smaller than the
 			// plain/bit-packed form.
 			if d, denc, dcs, err := dictionaryFixed21(b, l.slotNulls(e0, e1, n), 32, true, eo); err == nil {
-				size := 0
-				for _, c := range cs {
-					size += len(c.Buffers[0])
-				}
-				if d.size(dcs) < size {
+				if d.size(dcs) < chunkBytes(cs) {
 					dict, enc, cs = d, denc, dcs
 				}
 			}
@@ -1204,9 +1197,17 @@ type dict21 struct {
 }
 
 func (d *dict21) size(cs []codec.Chunk) int {
-	n := len(d.buf)
+	return len(d.buf) + chunkBytes(cs)
+}
+
+// chunkBytes is the size of every value buffer of the chunks (RLE chunks
+// have two: values and run lengths).
+func chunkBytes(cs []codec.Chunk) int {
+	n := 0
 	for _, c := range cs {
-		n += len(c.Buffers[0])
+		for _, b := range c.Buffers {
+			n += len(b)
+		}
 	}
 	return n
 }
@@ -1556,17 +1557,25 @@ func (l *leaf21) varValue(s int) []byte {
 }
 
 // fewDistinct reports whether n values of w bytes pass Lance 12's
-// dictionary rule for fixed-width pages (n ≥ 100 and 16·distinct + 4·n <
-// 0.8·w·n). A strided sample of 1024 values rules most high-cardinality
-// pages out before the exact count, which stops as soon as the rule fails.
+// dictionary rule for fixed-width pages: n ≥ 100, at most n/2 distinct
+// values (its dict-divisor 2) and an estimated dictionary form — the
+// distinct values plus a u32 index per value, w·distinct + 4·n — below 0.8
+// of the plain size w·n (dict-size-ratio 0.8). Found with the peer
+// (session 24): float64 pages of 4,000 values are dictionaries with 900 and
+// 1,150 distinct values, not with 1,250 (the bound is 1,200); decimal128
+// ones with 1,800, not with 2,100 (the n/2 budget). A strided sample of
+// 1024 values rules most high-cardinality pages out before the exact
+// count, which stops as soon as the rule fails.
 func fewDistinct(data []byte, w, n int) bool {
-	if n < 100 || len(data) < n*w {
+	if n < 100 || len(data) < n*w || w <= 0 {
 		return false
 	}
-	limit := (8*w*n/10 - 4*n) / 16 // largest distinct count that passes, +1
-	if limit <= 0 {
+	// limit = the smallest distinct count that fails the rule.
+	room := 8*w*n/10 - 4*n // w·distinct must stay below this
+	if room <= 0 {
 		return false
 	}
+	limit := min((room-1)/w, n/2) + 1
 	if n > 4096 {
 		// A sample of m values from c distinct ones repeats about
 		// m²/(2c) times: far fewer repeats than at c = limit means far

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"gocloud.dev/blob/fileblob"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
@@ -192,6 +193,21 @@ func surveyShapes() []sizeShape {
 	}
 	return []sizeShape{
 		{"wide_batch_fullzip", wideBatch(0, 120)},
+		shapeColumn("probe_f64_900_of_4000", arrow.PrimitiveTypes.Float64, 4000, func(b array.Builder, r int) {
+			b.(*array.Float64Builder).Append(float64((r*7919)%900) + 0.5)
+		}),
+		shapeColumn("probe_f64_1150_of_4000", arrow.PrimitiveTypes.Float64, 4000, func(b array.Builder, r int) {
+			b.(*array.Float64Builder).Append(float64((r*7919)%1150) + 0.5)
+		}),
+		shapeColumn("probe_f64_1250_of_4000", arrow.PrimitiveTypes.Float64, 4000, func(b array.Builder, r int) {
+			b.(*array.Float64Builder).Append(float64((r*7919)%1250) + 0.5)
+		}),
+		shapeColumn("probe_dec128_1800_of_4000", &arrow.Decimal128Type{Precision: 30, Scale: 2}, 4000, func(b array.Builder, r int) {
+			b.(*array.Decimal128Builder).Append(decimal128.FromI64(int64((r*7919)%1800) * 1_000_000_007))
+		}),
+		shapeColumn("probe_dec128_2100_of_4000", &arrow.Decimal128Type{Precision: 30, Scale: 2}, 4000, func(b array.Builder, r int) {
+			b.(*array.Decimal128Builder).Append(decimal128.FromI64(int64((r*7919)%2100) * 1_000_000_007))
+		}),
 		shapeColumn("probe_wide_binary_nonlist", arrow.BinaryTypes.Binary, 144, func(b array.Builder, r int) {
 			if r%3 == 1 {
 				b.AppendNull()

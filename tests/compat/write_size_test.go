@@ -182,6 +182,11 @@ func sizeShapes() []sizeShape {
 			k := byte(r.IntN(30))
 			b.(*array.FixedSizeBinaryBuilder).Append([]byte{k, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, k})
 		}),
+		// Lance's fixed-width dictionary rule near its bound (w·c + 4n <
+		// 0.8·w·n: c < 1,200 of 4,000 float64): a dictionary in 2.2.
+		shapeColumn("float64_1150_distinct_of_4000", arrow.PrimitiveTypes.Float64, n/2, func(b array.Builder, i int) {
+			b.(*array.Float64Builder).Append(float64((i*7919)%1150) + 0.5)
+		}),
 		shapeColumn("null_type", arrow.Null, n, func(b array.Builder, i int) { b.AppendNull() }),
 		shapeColumn("mostly_null_int64", arrow.PrimitiveTypes.Int64, n, func(b array.Builder, i int) {
 			if r.IntN(100) != 0 {
