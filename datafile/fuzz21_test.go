@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/memblob"
@@ -63,7 +64,7 @@ func FuzzReadRows21(f *testing.F) {
 		f.Add(b, uint16(0), uint16(0))
 		f.Add(b, uint16(1), uint16(0))
 	}
-	for _, b := range writerFuzzSeeds21(f) {
+	for _, b := range append(writerFuzzSeeds21(f), sizeFuzzSeeds21(f)...) {
 		f.Add(b, uint16(0), uint16(0))
 		f.Add(b, uint16(100), uint16(900))
 	}
@@ -299,4 +300,104 @@ func writerFuzzSeeds21(f *testing.F) [][]byte {
 		out = append(out, buf.Bytes())
 	}
 	return out
+}
+
+// sizeFuzzSeeds21 are files of our writer with the forms it chooses for
+// size parity with Lance 12 (session 24): 2.2 all-null pages whose rep/def
+// levels are an RLE block frame, inline or out-of-line bit-packed; 2.1
+// dictionaries of 128-bit values; a null-type column; RLE mini-block
+// values chosen by Lance's size model — in one page and in small pages.
+func sizeFuzzSeeds21(f *testing.F) [][]byte {
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "s", Type: arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true}), Nullable: true},
+		{Name: "ln", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
+		{Name: "d", Type: &arrow.Decimal128Type{Precision: 20, Scale: 2}, Nullable: true},
+		{Name: "n", Type: arrow.Null, Nullable: true},
+		{Name: "t", Type: arrow.FixedWidthTypes.Date64, Nullable: true},
+	}, nil)
+	var out [][]byte
+	for _, v := range []FileVersion{V2_1, V2_2} {
+		for _, ps := range []int{0, 2 << 10} {
+			var buf bytes.Buffer
+			w, err := NewWriter(&buf, sch, WriterOptions{Version: v, PageSize: ps})
+			if err != nil {
+				f.Fatal(err)
+			}
+			b := array.NewRecordBuilder(memory.NewGoAllocator(), sch)
+			for r := range 1500 {
+				sb := b.Field(0).(*array.StructBuilder)
+				if r%7 == 3 || (r/300)%2 == 1 {
+					sb.AppendNull()
+				} else {
+					sb.Append(true)
+					sb.FieldBuilder(0).AppendNull()
+					sb.FieldBuilder(1).(*array.Int64Builder).Append(int64(r) << 20)
+				}
+				lb := b.Field(1).(*array.ListBuilder)
+				if r%11 == 4 {
+					lb.AppendNull()
+				} else {
+					lb.Append(true)
+					for range r % 3 {
+						lb.ValueBuilder().AppendNull()
+					}
+				}
+				b.Field(2).(*array.Decimal128Builder).Append(decimal128.FromI64(int64(r%13) * 1_000_003))
+				b.Field(3).AppendNull()
+				if r%50 == 9 {
+					b.Field(4).AppendNull()
+				} else {
+					b.Field(4).(*array.Date64Builder).Append(arrow.Date64(int64(r/20) * 86_400_000))
+				}
+			}
+			rec := b.NewRecordBatch()
+			if err := w.Write(rec); err != nil {
+				f.Fatal(err)
+			}
+			rec.Release()
+			b.Release()
+			if _, err := w.Close(); err != nil {
+				f.Fatal(err)
+			}
+			out = append(out, buf.Bytes())
+		}
+	}
+	return out
+}
+
+// TestSizeFuzzSeeds21_ReadBack: the size-parity seeds of FuzzReadRows21
+// read back equal to what was written and hold the forms they are meant
+// to cover (2.2 compressed all-null levels, a 2.1 128-bit dictionary).
+func TestSizeFuzzSeeds21_ReadBack(t *testing.T) {
+	seen := map[string]bool{}
+	for _, b := range sizeFuzzSeeds21(&testing.F{}) {
+		file, err := OpenReaderAt(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := file.ReadRows(context.Background(), ReadRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkDecoded(t, rec, 1500)
+		rec.Release()
+		for ci := range file.NumColumns() {
+			for _, pg := range file.Column(ci).Pages {
+				pl, err := (&pg).Kinds()
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen[file.Version().String()+" "+strings.Join(pl, ",")] = true
+			}
+		}
+	}
+	for _, want := range []string{"2.2 constant,flat,out_of_line_bitpacking", "2.2 constant,flat,rle", "2.2 constant,inline_bitpacking", "2.1 mini-block,flat,inline_bitpacking,mini-block-dictionary"} {
+		found := false
+		for k := range seen {
+			found = found || strings.HasPrefix(k, want)
+		}
+		if !found {
+			t.Errorf("no page of kinds %q among %v", want, seen)
+		}
+	}
 }

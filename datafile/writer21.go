@@ -2,6 +2,7 @@ package datafile
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 
@@ -31,12 +32,12 @@ const (
 	// listChunkBudget is the target bytes of one list page (= one chunk,
 	// rows never span chunks: W9).
 	listChunkBudget21 = 28 << 10
-	// maxListLevels21 bounds the levels of a 2.1 list page whose values are
-	// chunked by the codec (rows may span chunks): a chunk then holds at
-	// most this many levels, 24 KiB of flat rep+def levels.
-	maxListLevels21   = 6000
 	listChunkBudget22 = 256 << 10
 )
+
+// errChunkTooLarge marks a page whose mini-block chunk exceeds what the
+// version allows; flushLeaf then cuts a list page in two.
+var errChunkTooLarge = errors.New("mini-block chunk too large")
 
 // firstListLayer is the layer index (inner → outer) of the innermost LIST
 // layer, or len(path) when there is none: entries absent at a layer below
@@ -452,8 +453,28 @@ func (w *Writer) flushLeaf(l *leaf21) ([]encodedPage, error) {
 	}
 	l.gather()
 	var pages []encodedPage
-	add := func(e0, e1, s0, s1, rows int) error {
+	var add func(e0, e1, s0, s1, rows int) error
+	add = func(e0, e1, s0, s1, rows int) error {
 		p, err := w.encodePage21(l, e0, e1, s0, s1, rows)
+		if errors.Is(err, errChunkTooLarge) && l.nlists > 0 && rows > 1 {
+			// A 2.1 chunk outgrew 32 KiB (its levels, mostly): cut the
+			// page in two at the middle row and try again.
+			r0 := 0
+			for r0 < len(l.rowStart) && int(l.rowStart[r0]) < e0 {
+				r0++
+			}
+			em := int(l.rowStart[r0+rows/2])
+			sm := s0
+			for k := e0; k < em; k++ {
+				if l.visible(l.code[k]) {
+					sm++
+				}
+			}
+			if err := add(e0, em, s0, sm, rows/2); err != nil {
+				return err
+			}
+			return add(em, e1, sm, s1, rows-rows/2)
+		}
 		if err != nil {
 			return err
 		}
@@ -465,16 +486,18 @@ func (w *Writer) flushLeaf(l *leaf21) ([]encodedPage, error) {
 			return nil, err
 		}
 	} else {
-		budget, maxLevels := listChunkBudget22, maxChunkLevels
-		if w.version == V2_1 {
-			if w.noCompression || l.dict || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
-				// One chunk per page: the page must fit a 2.1 chunk.
+		// Values the codec compresses are in chunks of ≤ ~4 KiB
+		// (compressedChunks21), so a page holds up to 65,535 levels as
+		// Lance 12 cuts its list pages (observed: 37,449 rows of
+		// list<utf8> = 65,535 levels per page), within the page size; a
+		// 2.1 page whose chunk outgrows 32 KiB with its levels is cut in
+		// two (add). Other pages are one chunk (rows never span it).
+		budget, maxLevels := max(w.pageSize, listChunkBudget22), maxChunkLevels
+		if w.noCompression || l.dict || (l.kind != lkFixed21 && l.kind != lkVar21 && l.kind != lkBool21) {
+			budget = listChunkBudget22
+			if w.version == V2_1 {
+				// The page must fit a 2.1 chunk.
 				budget = listChunkBudget21
-			} else {
-				// Values in chunks of ≤ ~4 KiB (compressedChunks21); a
-				// chunk's levels (≤ 2 × 2 bytes each, flat) must leave
-				// it within 32 KiB.
-				maxLevels = maxListLevels21
 			}
 		}
 		rows := len(l.rowStart)
@@ -656,14 +679,15 @@ func (w *Writer) encodePage21(l *leaf21, e0, e1, s0, s1, rows int) (encodedPage,
 			}
 			bufs = [][]byte{rb, db}
 			if w.version >= V2_2 {
+				// Compressed as Lance 12 compresses the levels of its
+				// all-null pages (levelsBlock22); 2.1 keeps raw u16.
 				if rb != nil {
-					cl.RepCompression, cl.NumRepValues = flat21(16), uint64(len(rep))
+					cl.RepCompression, bufs[0] = w.levelsBlock22(rep, rb)
+					cl.NumRepValues = uint64(len(rep))
 				}
 				if db != nil {
-					// flat(16); Lance 12 writes RLE here, but an RLE
-					// frame in our constant pages made Lance fail, so
-					// the raw form stays (size gap, docs/benchmarks.md).
-					cl.DefCompression, cl.NumDefValues = flat21(16), uint64(len(codes))
+					cl.DefCompression, bufs[1] = w.levelsBlock22(nil, db)
+					cl.NumDefValues = uint64(len(codes))
 				}
 			}
 		}
@@ -671,7 +695,7 @@ func (w *Writer) encodePage21(l *leaf21, e0, e1, s0, s1, rows int) (encodedPage,
 	} else if cl := w.constant22(l, e0, e1, s0, s1, layers, maxDef > 0, defOf); cl != nil {
 		layout.Layout = &pb21.PageLayout_ConstantLayout{ConstantLayout: cl.layout}
 		bufs = cl.bufs
-	} else if l.wantsFullZip(s0, s1) && !(!w.noCompression && l.dictFirst(s0, s1)) {
+	} else if l.wantsFullZip(s0, s1) && !(!w.noCompression && l.dictFirst(e0, e1, s0, s1)) {
 		var err error
 		if bufs, layout, err = w.fullZip21(l, e0, e1, s0, s1, rows, layers, rep, defOf); err != nil {
 			return encodedPage{}, err
@@ -883,7 +907,7 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 			db = defBufs[ci]
 		}
 		if len(rb) > 0xffff || len(db) > 0xffff {
-			return nil, nil, fmt.Errorf("%w: column %q: chunk levels exceed 64 KiB", ErrInvalidData, l.name)
+			return nil, nil, fmt.Errorf("%w: column %q: chunk levels exceed 64 KiB (%w)", ErrInvalidData, l.name, errChunkTooLarge)
 		}
 		start := len(data)
 		levels := 0
@@ -922,7 +946,7 @@ func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.
 		}
 		size := len(data) - start
 		if !large && size > maxChunk21 {
-			return nil, nil, fmt.Errorf("%w: column %q: a chunk of %d bytes exceeds the 32 KiB of a 2.1 mini-block chunk", ErrInvalidData, l.name, size)
+			return nil, nil, fmt.Errorf("%w: column %q: a chunk of %d bytes exceeds the 32 KiB of a 2.1 mini-block chunk (%w)", ErrInvalidData, l.name, size, errChunkTooLarge)
 		}
 		if uint64(size/8-1) >= 1<<28 {
 			return nil, nil, fmt.Errorf("%w: column %q: a chunk of %d bytes is too large", ErrInvalidData, l.name, size)
@@ -1069,11 +1093,7 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 			if enc, cs, err = codec.EncodeMiniBlock(b, eo); err != nil {
 				return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
 			}
-			size := 0
-			for _, c := range cs {
-				size += len(c.Buffers[0])
-			}
-			if d != nil && d.size(dcs) < size {
+			if d != nil && d.size(dcs) < chunkBytes(cs) {
 				dict, enc, cs = d, denc, dcs
 			}
 		}
@@ -1089,18 +1109,18 @@ func (w *Writer) compressedChunks21(l *leaf21, e0, e1, s0, s1 int) ([]chunk21, [
 		if enc, cs, err = codec.EncodeMiniBlock(b, eo); err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("%w: column %q: %v", ErrInvalidData, l.name, err)
 		}
-		if w.version >= V2_2 && l.kind == lkFixed21 && l.width >= 64 && l.width%8 == 0 && fewDistinct(b.Data, l.width/8, n) {
-			// Lance 12 (2.2+) dictionary-encodes a page of ≥ 100 values of
-			// ≥ 64 bits when its estimate (16 bytes per distinct value + 4
-			// per index) is below 0.8 of the plain size: u32 indices
-			// (bit-packed), the distinct values `general[lz4](flat)`. Kept
-			// only when smaller than the plain/bit-packed form.
+		if (w.version >= V2_2 && l.width >= 64 || l.width == 128) && l.kind == lkFixed21 && l.width%8 == 0 && fewDistinct(b.Data, l.width/8, n) {
+			// Lance 12 dictionary-encodes a page of ≥ 100 values of ≥ 64
+			// bits (2.2+) or of 128 bits (2.1: decimal128,
+			// fixed_size_binary(16); 64-bit pages stay plain there, found
+			// with the peer) when it passes Lance's rule (fewDistinct: at
+			// most n/2 distinct values, w·distinct + 4·n below 0.8 of the
+			// plain size): u32 indices
+			// (bit-packed), the distinct values flat (2.1) or
+			// `general[lz4](flat)` (2.2+). Kept only when smaller than the
+			// plain/bit-packed form.
 			if d, denc, dcs, err := dictionaryFixed21(b, l.slotNulls(e0, e1, n), 32, true, eo); err == nil {
-				size := 0
-				for _, c := range cs {
-					size += len(c.Buffers[0])
-				}
-				if d.size(dcs) < size {
+				if d.size(dcs) < chunkBytes(cs) {
 					dict, enc, cs = d, denc, dcs
 				}
 			}
@@ -1177,9 +1197,17 @@ type dict21 struct {
 }
 
 func (d *dict21) size(cs []codec.Chunk) int {
-	n := len(d.buf)
+	return len(d.buf) + chunkBytes(cs)
+}
+
+// chunkBytes is the size of every value buffer of the chunks (RLE chunks
+// have two: values and run lengths).
+func chunkBytes(cs []codec.Chunk) int {
+	n := 0
 	for _, c := range cs {
-		n += len(c.Buffers[0])
+		for _, b := range c.Buffers {
+			n += len(b)
+		}
 	}
 	return n
 }
@@ -1336,6 +1364,65 @@ func (w *Writer) compressLevels(raw [][]byte) (*pb21.CompressiveEncoding, [][]by
 	return bestEnc, best
 }
 
+// levelsBlock22 compresses the rep or def levels of a 2.2+ all-null page
+// (one buffer for the page, spec 2.1 §6.1) as Lance 12 does (observed on
+// its pages, sizegaps session 24): with the estimates of the mini-block
+// value rule — RLE (runs + n/255)·3 bytes, inline bit-packing per 1024
+// levels one u16 word plus 1024·width bits — an RLE block frame (§7.6)
+// when it is below the raw size and not above the bit-packing estimate;
+// else bit-packing when no 1024-level block is all zero: inline (§7.3)
+// for at most 1024 levels, out-of-line at the widest level (§7.4) above;
+// else raw u16 (flat(16)). levels may be nil (raw holds them as u16).
+func (w *Writer) levelsBlock22(levels []uint16, raw []byte) (*pb21.CompressiveEncoding, []byte) {
+	if w.noCompression || len(raw) < 2 {
+		return flat21(16), raw
+	}
+	if levels == nil {
+		levels = make([]uint16, len(raw)/2)
+		for k := range levels {
+			levels[k] = binary.LittleEndian.Uint16(raw[2*k:])
+		}
+	}
+	n := len(levels)
+	runs := 1
+	for k := 1; k < n; k++ {
+		if levels[k] != levels[k-1] {
+			runs++
+		}
+	}
+	var wd uint
+	zeroBlock := false
+	packed := 0
+	for k := 0; k < n; k += 1024 {
+		var or uint16
+		for _, v := range levels[k:min(k+1024, n)] {
+			or |= v
+		}
+		zeroBlock = zeroBlock || or == 0
+		bw := uint(bits.Len16(or))
+		wd = max(wd, bw)
+		packed += 2 * (1 + 64*int(bw))
+	}
+	rle := 3 * min(runs+n/255, n)
+	if rle < len(raw) && !(packed < len(raw) && packed < rle) {
+		if e, b := codec.EncodeLevels(levels, codec.EncodeOptions{Minor: int(w.version.Minor())}); e.GetRle() != nil {
+			return e, b
+		}
+	}
+	if zeroBlock {
+		return flat21(16), raw
+	}
+	if n <= 1024 {
+		// Lance skips a single block whose packed form is not smaller.
+		if b := codec.AppendBitpacked(nil, 16, raw, n); len(b) < len(raw) {
+			return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_InlineBitpacking{
+				InlineBitpacking: &pb21.InlineBitpacking{UncompressedBitsPerValue: 16}}}, b
+		}
+		return flat21(16), raw
+	}
+	return codec.OutOfLine16Encoding(wd), codec.AppendOutOfLine16(nil, levels, wd)
+}
+
 // encodeColumnMetadata21 serializes a 2.1+ column: encoding "values", then
 // pages whose encodings are PageLayout messages (W2).
 func encodeColumnMetadata21(pages []Page, layouts [][]byte) []byte {
@@ -1470,17 +1557,25 @@ func (l *leaf21) varValue(s int) []byte {
 }
 
 // fewDistinct reports whether n values of w bytes pass Lance 12's
-// dictionary rule for fixed-width pages (n ≥ 100 and 16·distinct + 4·n <
-// 0.8·w·n). A strided sample of 1024 values rules most high-cardinality
-// pages out before the exact count, which stops as soon as the rule fails.
+// dictionary rule for fixed-width pages: n ≥ 100, at most n/2 distinct
+// values (its dict-divisor 2) and an estimated dictionary form — the
+// distinct values plus a u32 index per value, w·distinct + 4·n — below 0.8
+// of the plain size w·n (dict-size-ratio 0.8). Found with the peer
+// (session 24): float64 pages of 4,000 values are dictionaries with 900 and
+// 1,150 distinct values, not with 1,250 (the bound is 1,200); decimal128
+// ones with 1,800, not with 2,100 (the n/2 budget). A strided sample of
+// 1024 values rules most high-cardinality pages out before the exact
+// count, which stops as soon as the rule fails.
 func fewDistinct(data []byte, w, n int) bool {
-	if n < 100 || len(data) < n*w {
+	if n < 100 || len(data) < n*w || w <= 0 {
 		return false
 	}
-	limit := (8*w*n/10 - 4*n) / 16 // largest distinct count that passes, +1
-	if limit <= 0 {
+	// limit = the smallest distinct count that fails the rule.
+	room := 8*w*n/10 - 4*n // w·distinct must stay below this
+	if room <= 0 {
 		return false
 	}
+	limit := min((room-1)/w, n/2) + 1
 	if n > 4096 {
 		// A sample of m values from c distinct ones repeats about
 		// m²/(2c) times: far fewer repeats than at c = limit means far
@@ -1548,27 +1643,34 @@ func varDictLimit(b codec.Block) int {
 // Lance decides on a dictionary before the structural layout, so such a
 // page is a mini-block dictionary page, not full-zip (the mini-block path
 // still keeps the smaller of dictionary and variable/FSST; 16 KiB keeps a
-// 2.1 chunk of one value within its 32 KiB).
-func (l *leaf21) dictFirst(s0, s1 int) bool {
-	if l.kind != lkVar21 || l.nlists > 0 || l.dict || s1-s0 < 100 {
+// 2.1 chunk of one value within its 32 KiB). Lance counts only the valid
+// values (found with the peer, session 24: 96 distinct wide values among
+// 96 valid and 48 null items stay full-zip), so null slots are left out.
+func (l *leaf21) dictFirst(e0, e1, s0, s1 int) bool {
+	if l.kind != lkVar21 || l.dict || s1-s0 < 100 {
 		return false
 	}
-	n := s1 - s0
+	nulls := l.slotNulls(e0, e1, s1-s0)
 	start := uint64(0)
 	if s0 > 0 {
 		start = l.ends[s0-1]
 	}
 	// The rule is evaluated with 8-byte offsets (slightly stricter than
 	// Lance's for 32-bit offsets).
-	offs := make([]byte, 0, 8*(n+1))
+	offs := make([]byte, 0, 8*(s1-s0+1))
 	offs = binary.LittleEndian.AppendUint64(offs, 0)
 	prev := start
+	n := 0
 	for k := s0; k < s1; k++ {
 		if l.ends[k]-prev >= 16<<10 {
 			return false
 		}
 		prev = l.ends[k]
+		if nulls != nil && nulls[k-s0] {
+			continue // no bytes: only its offset is dropped
+		}
 		offs = binary.LittleEndian.AppendUint64(offs, l.ends[k]-start)
+		n++
 	}
 	b := codec.Block{Kind: codec.Variable, Num: uint64(n), OffsetBits: 64, Offsets: offs, Data: l.data[start:l.ends[s1-1]]}
 	limit := varDictLimit(b)
@@ -1577,6 +1679,9 @@ func (l *leaf21) dictFirst(s0, s1 int) bool {
 	}
 	seen := make(map[string]struct{}, 256)
 	for k := s0; k < s1; k++ {
+		if nulls != nil && nulls[k-s0] {
+			continue
+		}
 		seen[string(l.varValue(k))] = struct{}{}
 		if len(seen) >= limit {
 			return false

@@ -73,7 +73,9 @@ func wideRecord(t testing.TB, n int) arrow.RecordBatch {
 				if k == 1 {
 					lb.ValueBuilder().AppendNull()
 				} else {
-					lb.ValueBuilder().(*array.BinaryBuilder).Append([]byte(strings.Repeat("y", 280+k*r)))
+					// Mostly distinct items (few distinct ones would make a
+					// dictionary page, as Lance 12 writes them).
+					lb.ValueBuilder().(*array.BinaryBuilder).Append([]byte(strings.Repeat("y", 280+(k+1)*r)))
 				}
 			}
 		}

@@ -266,3 +266,72 @@ func TestSpec21_4_6_ListRowsSpanChunks(t *testing.T) {
 		})
 	}
 }
+
+// TestSpec21_W6_ListPageCutWhenAChunkExceeds32KiB: 2.1 list pages are as
+// large as Lance 12 writes them (up to 65,535 levels, not a page per 6,000
+// levels), and a page whose chunk would exceed the 32 KiB of a 2.1 chunk
+// with its levels (here 64,000 levels of 4-bit def levels around 129
+// items: one chunk) is cut in two at its middle row until every chunk fits; the file
+// reads back equal.
+func TestSpec21_W6_ListPageCutWhenAChunkExceeds32KiB(t *testing.T) {
+	inner := arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true}
+	for range 5 {
+		inner = arrow.Field{Name: "s", Type: arrow.StructOf(inner), Nullable: true}
+	}
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "deep", Type: arrow.ListOfField(inner), Nullable: true},
+		{Name: "words", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.NewGoAllocator(), sch)
+	defer b.Release()
+	const n = 64000
+	rng := uint64(12345)
+	next := func() uint64 { rng = rng*6364136223846793005 + 1442695040888963407; return rng >> 33 }
+	for r := range n {
+		lb := b.Field(0).(*array.ListBuilder)
+		switch k := next() % 2; {
+		case r == 7: // the only value
+			lb.Append(true)
+			sb := lb.ValueBuilder().(*array.StructBuilder)
+			for range 5 {
+				sb.Append(true)
+				if c, ok := sb.FieldBuilder(0).(*array.StructBuilder); ok {
+					sb = c
+				}
+			}
+			sb.FieldBuilder(0).(*array.Int32Builder).Append(int32(r))
+		case r%500 == 3:
+			// A list of one item null at struct depth d (d = 5: a null
+			// leaf), so that every def level occurs: 4-bit levels.
+			lb.Append(true)
+			var bd array.Builder = lb.ValueBuilder()
+			for range r / 500 % 6 {
+				sb := bd.(*array.StructBuilder)
+				sb.Append(true)
+				bd = sb.FieldBuilder(0)
+			}
+			bd.AppendNull()
+		case k == 0:
+			lb.AppendNull()
+		default:
+			lb.AppendEmptyValue()
+		}
+		wb := b.Field(1).(*array.ListBuilder)
+		wb.Append(true)
+		for k := range r % 4 {
+			wb.ValueBuilder().(*array.StringBuilder).Append(textOf(r%50+k, 6+k))
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	f, _ := writeBatches21(t, []arrow.RecordBatch{rec}, WriterOptions{Version: V2_1})
+	if np := len(f.Column(0).Pages); np < 2 {
+		t.Errorf("deep column: %d page(s); a page of ~64,000 5-bit def levels cannot fit one 32 KiB chunk: %v %v", np, pageLayouts(t, f, 0), f.Column(0).Pages[0].Buffers)
+	}
+	// 112,000 levels: two pages of ≤ 65,535 levels, as Lance 12 cuts
+	// list pages (it wrote 2 for the survey's big_list_utf8_64k).
+	if np := len(f.Column(1).Pages); np != 2 {
+		t.Errorf("list<utf8> column: %d pages, want 2", np)
+	}
+	requireReadsBack(t, f, rec)
+}

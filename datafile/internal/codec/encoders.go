@@ -159,32 +159,50 @@ func encodeFixed(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, []Chun
 		return nil, nil, errf(ErrCorrupt, "flat", "encode", "%d values of %d bits in %d bytes", b.Num, b.Bits, len(b.Data))
 	}
 	n := int(b.Num)
+	// Lance 12's choice for fixed-width mini-block values (its size
+	// model): RLE when its estimated size — (runs + n/255) value/u8 pairs,
+	// the n/255 bounding the split of long runs — is below the flat size
+	// and the inline bit-packing estimate is not smaller still; else
+	// inline bit-packing when its size (per 1024 values one word plus
+	// 1024·width bits) is below the flat size; else flat.
+	packed, havePacked := uint64(0), false
+	if !opts.NoBitpacking && n > 0 {
+		switch b.Bits {
+		case 8:
+			packed, havePacked = packedSize(pageWords[uint8](b.Data, n)), true
+		case 16:
+			packed, havePacked = packedSize(pageWords[uint16](b.Data, n)), true
+		case 32:
+			packed, havePacked = packedSize(pageWords[uint32](b.Data, n)), true
+		case 64:
+			packed, havePacked = packedSize(pageWords[uint64](b.Data, n)), true
+		}
+		havePacked = havePacked && packed < size
+	}
 	if !opts.NoRLE && n > 0 && (b.Bits == 8 || b.Bits == 16 || b.Bits == 32 || b.Bits == 64) {
 		w := int(b.Bits / 8)
-		runs := countRuns(b.Data[:size], w, int(size/4)/(w+1)+1)
-		// RLE when its values and u8 run lengths take at most a quarter of
-		// the flat size (a bit-packed page is rarely smaller then).
-		if uint64(runs*(w+1)) <= size/4 {
+		// Runs of equal values, counted only up to what could still win.
+		pairs := uint64(valueRuns(b.Data[:size], w, n*w/(w+1)+1) + n/255)
+		pairs = min(pairs, uint64(n))
+		rle := pairs * uint64(w+1)
+		if rle < size && !(havePacked && packed < rle) {
 			return rleChunks(b.Data[:size], w, n), rleChunksOf(b.Data[:size], w, n), nil
 		}
 	}
-	if !opts.NoBitpacking && n > 0 {
+	if havePacked {
 		var enc *pb21.CompressiveEncoding
 		var chunks []Chunk
-		var psize uint64
-		// Bit-pack only when it saves at least 1/8 of the flat size.
-		limit := size - size/8
 		switch b.Bits {
 		case 8:
-			enc, chunks, psize = bitpackChunks[uint8](b.Data, n, limit)
+			enc, chunks, _ = bitpackChunks[uint8](b.Data, n, packed)
 		case 16:
-			enc, chunks, psize = bitpackChunks[uint16](b.Data, n, limit)
+			enc, chunks, _ = bitpackChunks[uint16](b.Data, n, packed)
 		case 32:
-			enc, chunks, psize = bitpackChunks[uint32](b.Data, n, limit)
+			enc, chunks, _ = bitpackChunks[uint32](b.Data, n, packed)
 		case 64:
-			enc, chunks, psize = bitpackChunks[uint64](b.Data, n, limit)
+			enc, chunks, _ = bitpackChunks[uint64](b.Data, n, packed)
 		}
-		if enc != nil && psize <= limit {
+		if enc != nil {
 			return enc, chunks, nil
 		}
 	}
@@ -392,10 +410,10 @@ func encodeDictionary(b Block, opts EncodeOptions) (*pb21.CompressiveEncoding, [
 	return genc, framed, nil
 }
 
-// countRuns is the number of RLE runs (of at most 255 values) of the
-// w-byte values in data; it stops counting past limit.
-func countRuns(data []byte, w, limit int) int {
-	runs, l := 0, 0
+// valueRuns counts the runs of equal w-byte values in data (a change of
+// value starts a run; runs are not split at 255), stopping past limit.
+func valueRuns(data []byte, w, limit int) int {
+	runs := 0
 	var prev uint64
 	for i := 0; i+w <= len(data); i += w {
 		var v uint64
@@ -409,15 +427,14 @@ func countRuns(data []byte, w, limit int) int {
 		default:
 			v = binary.LittleEndian.Uint64(data[i:])
 		}
-		if l > 0 && l < 255 && v == prev {
-			l++
+		if i > 0 && v == prev {
 			continue
 		}
 		runs++
 		if runs > limit {
 			return runs
 		}
-		prev, l = v, 1
+		prev = v
 	}
 	return runs
 }

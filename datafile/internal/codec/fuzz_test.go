@@ -151,6 +151,26 @@ func FuzzCompressiveEncoding(f *testing.F) {
 	v := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Variable{Variable: &pb21.Variable{Offsets: flat(32)}}}
 	f.Add(encBytes(v), []byte{12, 0, 0, 0, 13, 0, 0, 0, 15, 0, 0, 0, 'a', 'b', 'c', 0x48}, []byte(nil), uint64(2))
 	f.Add(encBytes(v), []byte{32, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 'x'}, []byte(nil), uint64(1))
+	// The level forms of 2.2 all-null pages (one block per page, session
+	// 24): out-of-line bit-packing over more than 1024 levels with a
+	// packed tail, inline bit-packing of ≤ 1024 levels, the RLE frame.
+	lv := make([]uint16, 2000)
+	for i := range lv {
+		lv[i] = uint16(1 + i%7/6)
+	}
+	f.Add(encBytes(codec.OutOfLine16Encoding(2)), codec.AppendOutOfLine16(nil, lv, 2), []byte(nil), uint64(len(lv)))
+	raw := make([]byte, 2*700)
+	for i := range 700 {
+		raw[2*i] = byte(i % 3)
+	}
+	inl := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_InlineBitpacking{InlineBitpacking: &pb21.InlineBitpacking{UncompressedBitsPerValue: 16}}}
+	f.Add(encBytes(inl), codec.AppendBitpacked(nil, 16, raw, 700), []byte(nil), uint64(700))
+	runs := make([]uint16, 3000)
+	for i := range runs {
+		runs[i] = uint16(i / 700 % 2)
+	}
+	re, rb := codec.EncodeLevels(runs, codec.EncodeOptions{Minor: 2})
+	f.Add(encBytes(re), rb, []byte(nil), uint64(len(runs)))
 	f.Fuzz(func(t *testing.T, encb, b0, b1 []byte, n uint64) {
 		var enc pb21.CompressiveEncoding
 		if proto.Unmarshal(encb, &enc) != nil {
