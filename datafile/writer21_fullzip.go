@@ -40,7 +40,9 @@ func (l *leaf21) wantsFullZip(s0, s1 int) bool {
 	case lkFixed21:
 		return l.width%8 == 0 && l.width/8 >= fullZipMinBytes
 	case lkFSL21:
-		return l.width%8 == 0 && l.dim*l.width/8 >= fullZipMinBytes
+		// nested fixed_size_lists stay mini-block (this writer has no
+		// full-zip form for them; Lance 12 reads either)
+		return l.fslDims == nil && l.width%8 == 0 && l.dim*l.width/8 >= fullZipMinBytes
 	}
 	return false
 }
@@ -87,7 +89,7 @@ func (w *Writer) fullZip21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.Re
 	switch l.kind {
 	case lkVar21:
 		fz.Details = &pb21.FullZipLayout_BitsPerOffset{BitsPerOffset: uint32(8 * ow)}
-		fz.ValueCompression = l.valueCompression21(false)
+		fz.ValueCompression = l.valueCompression21([]bool{false})
 		if !w.noCompression {
 			var err error
 			if pv, err = l.perValue21(codes, defOf, s0, s1); err != nil {
@@ -105,7 +107,7 @@ func (w *Writer) fullZip21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.Re
 	case lkFSL21:
 		itemBytes = (l.dim+7)/8 + l.dim*l.width/8
 		fz.Details = &pb21.FullZipLayout_BitsPerValue{BitsPerValue: uint32(8 * itemBytes)}
-		fz.ValueCompression = l.valueCompression21(true)
+		fz.ValueCompression = l.valueCompression21([]bool{true})
 	default:
 		return nil, nil, fmt.Errorf("datafile: column %q: no full-zip form for this type", l.name)
 	}
