@@ -93,6 +93,7 @@ func issue12Types() []issue12Type {
 		{"fsl_fsl", arrow.FixedSizeListOf(3, arrow.FixedSizeListOf(4, arrow.PrimitiveTypes.Float32)), ""},
 		{"fsl_fsl_nn", arrow.FixedSizeListOfField(2, f("v", arrow.FixedSizeListOfField(3, f("x", arrow.PrimitiveTypes.Int32, false)), false)), ""},
 		{"fsl_fsl_fsl_bool", arrow.FixedSizeListOf(2, arrow.FixedSizeListOf(2, arrow.FixedSizeListOf(3, arrow.FixedWidthTypes.Boolean))), ""},
+		{"fsl_fsl_wide", arrow.FixedSizeListOf(4, arrow.FixedSizeListOf(8, arrow.PrimitiveTypes.Float64)), ""}, // 256 bytes: full-zip in 2.1+
 		{"list_fsl_fsl", arrow.ListOf(arrow.FixedSizeListOf(2, arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int64))), ""},
 		{"st", arrow.StructOf(f("x", arrow.PrimitiveTypes.Float64, true), f("y", arrow.BinaryTypes.String, true)), ""},
 		{"list_st", arrow.ListOf(nested), ""},
