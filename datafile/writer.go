@@ -133,7 +133,13 @@ type column struct {
 	validity []byte
 	values   []byte // bool bitmap (bool columns, FSL of bool)
 	itemVal  []byte // FSL item validity
-	ends     []uint64
+	// nested fixed_size_list: the dimension of each level, outer first
+	// (dim is their product), and the validity of each level's lists
+	// below the top (lvlVal[i]: fslDims[0]·…·fslDims[i] bits per row),
+	// each ANDed with its parents' as the items' are
+	fslDims []int
+	lvlVal  [][]byte
+	ends    []uint64
 	// segs are the pieces of the page's value (or string bytes) buffer, in
 	// order: slices of the caller's arrays when they can be written as they
 	// are (held retains those arrays until the page is written), or slices
@@ -370,8 +376,12 @@ func (w *Writer) buildSchema(opts WriterOptions) error {
 		case *arrow.BooleanType:
 			col.kind, col.width, fld.Encoding = ckBool, 1, 1
 		case *arrow.FixedSizeListType:
-			wd, _ := fixedWidth21(t.Elem()) // bool, primitives, decimals, fixed_size_binary
-			col.kind, col.width, col.dim, fld.Encoding = ckFSL, wd, int(t.Len()), 1
+			dims, item := fslLevels(t)
+			wd, _ := fixedWidth21(item) // bool, primitives, decimals, fixed_size_binary
+			col.kind, col.width, col.dim, fld.Encoding = ckFSL, wd, fslItems(dims), 1
+			if len(dims) > 1 { // fixed_size_list of fixed_size_list …
+				col.fslDims, col.lvlVal = dims, make([][]byte, len(dims)-1)
+			}
 			if t.Len() < 1 {
 				return fmt.Errorf("%w: field %q: fixed_size_list dimension %d", ErrInvalidSchema, f.Name, t.Len())
 			}
@@ -614,7 +624,13 @@ func (c *column) rowBits() int {
 	case ckFixed, ckBool:
 		return c.width + 1
 	case ckFSL:
-		return c.dim*(c.width+1) + 1
+		b := c.dim*(c.width+1) + 1
+		per := 1
+		for lv := range c.lvlVal {
+			per *= c.fslDims[lv]
+			b += per
+		}
+		return b
 	}
 	return 64
 }
@@ -783,9 +799,20 @@ func (c *column) appendRange(a arrow.Array, start, k int) {
 		items := k * c.dim
 		itemAt := at * c.dim
 		istart := (d.Offset() + start) * c.dim // logical index into the child
+		if c.fslDims != nil {
+			child, istart = c.appendFSLLevels(d, start, k)
+		}
 		// item validity = item's own validity AND its list's validity
 		c.itemVal, _ = appendValidity(c.itemVal, itemAt, child, istart, items)
-		if nulls > 0 {
+		if c.fslDims != nil {
+			last := c.lvlVal[len(c.lvlVal)-1]
+			inner := c.fslDims[len(c.fslDims)-1]
+			for j := range k * c.dim / inner {
+				if !bitutil.BitIsSet(last, itemAt/inner+j) {
+					bitutil.SetBitsTo(c.itemVal, int64(itemAt+j*inner), int64(inner), false)
+				}
+			}
+		} else if nulls > 0 {
 			for i := 0; i < k; i++ {
 				if !bitutil.BitIsSet(c.validity, at+i) {
 					bitutil.SetBitsTo(c.itemVal, int64(itemAt+i*c.dim), int64(c.dim), false)
@@ -811,6 +838,34 @@ func (c *column) appendRange(a arrow.Array, start, k int) {
 	}
 	c.size += int(bitutil.BytesForBits(int64(k)))
 	c.n += k
+}
+
+// appendFSLLevels appends the validity of the lists of every level below
+// the top of the nested fixed_size_list rows [start, start+k) of d to
+// c.lvlVal (each ANDed with its parent's, as Lance 12 writes them) and
+// returns the innermost items' data and the logical index of the first
+// row's first item in it.
+func (c *column) appendFSLLevels(d arrow.ArrayData, start, k int) (arrow.ArrayData, int) {
+	cur, lo, n := d, start, k
+	at, per := c.n, 1
+	parent := c.validity
+	for lv, dim := range c.fslDims {
+		child := cur.Children()[0]
+		lo, n = (cur.Offset()+lo)*dim, n*dim // logical index into child
+		if lv == len(c.fslDims)-1 {
+			return child, lo
+		}
+		per *= dim
+		c.lvlVal[lv], _ = appendValidity(c.lvlVal[lv], at*per, child, lo, n)
+		for j := range n / dim {
+			if !bitutil.BitIsSet(parent, at*per/dim+j) {
+				bitutil.SetBitsTo(c.lvlVal[lv], int64(at*per+j*dim), int64(dim), false)
+			}
+		}
+		parent = c.lvlVal[lv]
+		cur = child
+	}
+	return cur, lo
 }
 
 // nullSlotsZero reports whether every wb-byte slot of vals whose bit in
@@ -972,6 +1027,22 @@ func (w *Writer) flushPage(c *column) error {
 			bufs = append(bufs, validity)
 			first = 1
 		}
+		// nested (dims d0, d1, …): fixed_size_list{d0, nullable{…
+		// fixed_size_list{d1, … nullable{items}}}}, one nullable around
+		// each level's lists, its bitmap buffer numbered outer first, as
+		// Lance 12 writes them
+		lvlBuf := make([]int, len(c.lvlVal)) // -1: no nulls
+		per := 1
+		for lv := range c.lvlVal {
+			per *= c.fslDims[lv]
+			cnt := n * per
+			lvlBuf[lv] = -1
+			if bitutil.CountSetBits(c.lvlVal[lv], 0, cnt) != cnt {
+				lvlBuf[lv] = int(first)
+				first++
+				bufs = append(bufs, [][]byte{c.lvlVal[lv][:bitutil.BytesForBits(int64(cnt))]})
+			}
+		}
 		var itemEnc []byte
 		if itemNulls == 0 {
 			bufs = append(bufs, valBytes)
@@ -980,7 +1051,19 @@ func (w *Writer) flushPage(c *column) error {
 			bufs = append(bufs, [][]byte{c.itemVal[:bitutil.BytesForBits(int64(items))]}, valBytes)
 			itemEnc = encSomeNulls(encFlat(1, first), encFlat(uint64(c.width), first+1))
 		}
-		fsl := encFixedSizeList(uint32(c.dim), itemEnc)
+		for lv := len(c.lvlVal) - 1; lv >= 0; lv-- {
+			inner := encFixedSizeList(uint32(c.fslDims[lv+1]), itemEnc)
+			if lvlBuf[lv] < 0 {
+				itemEnc = encNoNulls(inner)
+			} else {
+				itemEnc = encSomeNulls(encFlat(1, uint32(lvlBuf[lv])), inner)
+			}
+		}
+		outerDim := c.dim
+		if c.fslDims != nil {
+			outerDim = c.fslDims[0]
+		}
+		fsl := encFixedSizeList(uint32(outerDim), itemEnc)
 		if c.nulls > 0 {
 			enc = encSomeNulls(encFlat(1, 0), fsl)
 		} else {
@@ -1002,6 +1085,9 @@ func (w *Writer) flushPage(c *column) error {
 	c.validity = c.validity[:0]
 	c.values = c.values[:0]
 	c.itemVal = c.itemVal[:0]
+	for i := range c.lvlVal {
+		c.lvlVal[i] = c.lvlVal[i][:0]
+	}
 	c.ends = c.ends[:0]
 	clear(c.segs)
 	c.segs = c.segs[:0]

@@ -83,11 +83,49 @@ func (l *leaf21) fillSlot() {
 			l.vals = append(l.vals, make([]byte, l.dim*l.width/8)...)
 		}
 		l.ivalid = growBits(l.ivalid, items+l.dim)
+		if l.fslDims != nil {
+			// the lists below a null row are null, as Arrow builders
+			// leave them and Lance 12 writes them
+			per := 1
+			for lv := range l.lvalid {
+				per *= l.fslDims[lv]
+				l.lvalid[lv] = growBits(l.lvalid[lv], (l.slots+1)*per)
+			}
+			break
+		}
 		for k := range l.dim {
 			bitutil.SetBit(l.ivalid, items+k)
 		}
 	}
 	l.slots++
+}
+
+// descendFSL records the validity of the lists of every level below the
+// top of the nested fixed_size_list fl[i] (slot l.slots) and returns the
+// innermost items' array and the index of the row's first item in it.
+func (l *leaf21) descendFSL(fl *array.FixedSizeList, i int) (arrow.Array, int64) {
+	var arr arrow.Array = fl
+	lo, n := int64(i), int64(1)
+	per := 1
+	for lv, d := range l.fslDims {
+		f := arr.(*array.FixedSizeList)
+		start, _ := f.ValueOffsets(int(lo))
+		child := f.ListValues()
+		lo, n = start, n*int64(d)
+		if lv == len(l.fslDims)-1 {
+			return child, lo
+		}
+		per *= d
+		at := l.slots * per
+		l.lvalid[lv] = growBits(l.lvalid[lv], at+per)
+		for k := range per {
+			if child.IsValid(int(lo) + k) {
+				bitutil.SetBit(l.lvalid[lv], at+k)
+			}
+		}
+		arr = child
+	}
+	return arr, lo
 }
 
 // appendValue appends the value at a[i] (valid) as one slot.
@@ -118,6 +156,9 @@ func (l *leaf21) appendValue(a arrow.Array, i int) {
 		fl := a.(*array.FixedSizeList)
 		child := fl.ListValues()
 		start, _ := fl.ValueOffsets(i)
+		if l.fslDims != nil {
+			child, start = l.descendFSL(fl, i)
+		}
 		cd := child.Data()
 		coff := cd.Offset() + int(start)
 		items := l.slots * l.dim
@@ -533,6 +574,9 @@ func (w *Writer) flushLeaf(l *leaf21) ([]encodedPage, error) {
 	}
 	l.rep, l.code, l.rowStart = l.rep[:0], l.code[:0], l.rowStart[:0]
 	l.anyCode, l.inulls = false, false
+	for i := range l.lvalid {
+		l.lvalid[i] = l.lvalid[i][:0]
+	}
 	l.slots = 0
 	l.vals, l.ivalid, l.ends, l.data = l.vals[:0], l.ivalid[:0], l.ends[:0], l.data[:0]
 	return pages, nil
@@ -549,7 +593,13 @@ func (l *leaf21) slotBytes(s0, s1 int) int {
 	case lkVar21:
 		return l.varBytes(s0, s1) + 8*(n+1)
 	case lkFSL21:
-		return n*l.dim*l.width/8 + (n*l.dim+7)/8 + 8
+		b := n*l.dim*l.width/8 + (n*l.dim+7)/8 + 8
+		per := 1
+		for lv := range l.lvalid {
+			per *= l.fslDims[lv]
+			b += (n*per + 7) / 8
+		}
+		return b
 	}
 	return 0
 }
@@ -747,9 +797,29 @@ func (l *leaf21) chunks21(e0, e1, s0, s1 int) []chunk21 {
 	return out
 }
 
+// fslValidity says, for each level of a (nested) fixed_size_list leaf,
+// outer first, whether the items of that level in slots [s0, s1) hold a
+// null (the page then stores that level's bitmap: has_validity).
+func (l *leaf21) fslValidity(s0, s1 int) []bool {
+	if l.kind != lkFSL21 {
+		return []bool{false}
+	}
+	fv := make([]bool, len(l.lvalid)+1)
+	anyClear := func(b []byte, from, n int) bool {
+		return n > 0 && bitutil.CountSetBits(b, from, n) != n
+	}
+	per := 1
+	for lv, v := range l.lvalid {
+		per *= l.fslDims[lv]
+		fv[lv] = anyClear(v, s0*per, (s1-s0)*per)
+	}
+	fv[len(fv)-1] = anyClear(l.ivalid, s0*l.dim, (s1-s0)*l.dim)
+	return fv
+}
+
 // valueBuffers21 returns the value buffers of slots [s0, s1) and the value
 // compression describing them.
-func (l *leaf21) valueBuffers21(s0, s1 int, fslValidity bool) [][]byte {
+func (l *leaf21) valueBuffers21(s0, s1 int, fv []bool) [][]byte {
 	n := s1 - s0
 	switch l.kind {
 	case lkFixed21:
@@ -792,7 +862,14 @@ func (l *leaf21) valueBuffers21(s0, s1 int, fslValidity bool) [][]byte {
 		return [][]byte{b}
 	case lkFSL21:
 		var out [][]byte
-		if fslValidity {
+		per := 1
+		for lv, v := range l.lvalid { // nested: one bitmap per level, outer first
+			per *= l.fslDims[lv]
+			if fv[lv] {
+				out = append(out, copyBits(v, s0*per, n*per))
+			}
+		}
+		if fv[len(fv)-1] {
 			out = append(out, copyBits(l.ivalid, s0*l.dim, n*l.dim))
 		}
 		if l.width == 1 {
@@ -824,7 +901,7 @@ func copyBits(src []byte, from, n int) []byte {
 	return out
 }
 
-func (l *leaf21) valueCompression21(fslValidity bool) *pb21.CompressiveEncoding {
+func (l *leaf21) valueCompression21(fv []bool) *pb21.CompressiveEncoding {
 	switch l.kind {
 	case lkVar21:
 		ob := uint64(32)
@@ -833,8 +910,19 @@ func (l *leaf21) valueCompression21(fslValidity bool) *pb21.CompressiveEncoding 
 		}
 		return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Variable{Variable: &pb21.Variable{Offsets: flat21(ob)}}}
 	case lkFSL21:
-		return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_FixedSizeList{FixedSizeList: &pb21.FixedSizeList{
-			ItemsPerValue: uint64(l.dim), HasValidity: fslValidity, Values: flat21(uint64(l.width))}}}
+		if l.fslDims == nil {
+			return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_FixedSizeList{FixedSizeList: &pb21.FixedSizeList{
+				ItemsPerValue: uint64(l.dim), HasValidity: fv[0], Values: flat21(uint64(l.width))}}}
+		}
+		// nested: fixed_size_list{d0, fixed_size_list{d1, … flat(W)}}, each
+		// level's has_validity saying whether its items (the next level's
+		// lists, or the values) carry a bitmap, as Lance 12 writes it
+		enc := flat21(uint64(l.width))
+		for lv := len(l.fslDims) - 1; lv >= 0; lv-- {
+			enc = &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_FixedSizeList{FixedSizeList: &pb21.FixedSizeList{
+				ItemsPerValue: uint64(l.fslDims[lv]), HasValidity: fv[lv], Values: enc}}}
+		}
+		return enc
 	}
 	return flat21(uint64(l.width))
 }
@@ -843,12 +931,7 @@ func (l *leaf21) valueCompression21(fslValidity bool) *pb21.CompressiveEncoding 
 func (w *Writer) miniBlock21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.RepDefLayer, rep []uint16, hasDef bool,
 	defs func(lo, hi int) []byte) ([][]byte, *pb21.PageLayout, error) {
 	large := w.version >= V2_2
-	fslValidity := false
-	if l.kind == lkFSL21 {
-		for k := s0 * l.dim; k < s1*l.dim && !fslValidity; k++ {
-			fslValidity = !bitutil.BitIsSet(l.ivalid, k)
-		}
-	}
+	fslValidity := l.fslValidity(s0, s1)
 	chunks, chunkVals, valueEnc, dict, err := w.compressedChunks21(l, e0, e1, s0, s1)
 	if err != nil {
 		return nil, nil, err

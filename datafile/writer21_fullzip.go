@@ -83,11 +83,13 @@ func (w *Writer) fullZip21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.Re
 	fz := &pb21.FullZipLayout{BitsRep: uint32(bitsRep), BitsDef: uint32(bitsDef), NumItems: uint32(e1 - e0),
 		NumVisibleItems: uint32(s1 - s0), Layers: layers}
 	itemBytes := 0
+	var fv []bool     // nested fixed_size_list: has_validity per level
+	var fslBits []int // nested fixed_size_list: bitmap bits per value per level (0: none)
 	var pv *perValue21
 	switch l.kind {
 	case lkVar21:
 		fz.Details = &pb21.FullZipLayout_BitsPerOffset{BitsPerOffset: uint32(8 * ow)}
-		fz.ValueCompression = l.valueCompression21(false)
+		fz.ValueCompression = l.valueCompression21([]bool{false})
 		if !w.noCompression {
 			var err error
 			if pv, err = l.perValue21(codes, defOf, s0, s1); err != nil {
@@ -103,9 +105,32 @@ func (w *Writer) fullZip21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.Re
 		fz.Details = &pb21.FullZipLayout_BitsPerValue{BitsPerValue: uint32(l.width)}
 		fz.ValueCompression = flat21(uint64(l.width))
 	case lkFSL21:
+		if l.fslDims != nil {
+			// nested: per value, the bitmap of each level that holds a
+			// null in the page (outer first), then the items, as Lance
+			// 12 writes them
+			fv = l.fslValidity(s0, s1)
+			fslBits = make([]int, len(fv))
+			per := 1
+			for lv := range fv {
+				if lv < len(l.fslDims)-1 {
+					per *= l.fslDims[lv]
+				} else {
+					per = l.dim
+				}
+				if fv[lv] {
+					fslBits[lv] = per
+					itemBytes += (per + 7) / 8
+				}
+			}
+			itemBytes += l.dim * l.width / 8
+			fz.Details = &pb21.FullZipLayout_BitsPerValue{BitsPerValue: uint32(8 * itemBytes)}
+			fz.ValueCompression = l.valueCompression21(fv)
+			break
+		}
 		itemBytes = (l.dim+7)/8 + l.dim*l.width/8
 		fz.Details = &pb21.FullZipLayout_BitsPerValue{BitsPerValue: uint32(8 * itemBytes)}
-		fz.ValueCompression = l.valueCompression21(true)
+		fz.ValueCompression = l.valueCompression21([]bool{true})
 	default:
 		return nil, nil, fmt.Errorf("datafile: column %q: no full-zip form for this type", l.name)
 	}
@@ -182,6 +207,27 @@ func (w *Writer) fullZip21(l *leaf21, e0, e1, s0, s1, rows int, layers []pb21.Re
 		case lkFixed21:
 			buf = append(buf, l.vals[s*itemBytes:(s+1)*itemBytes]...)
 		case lkFSL21:
+			if l.fslDims != nil {
+				for lv, per := range fslBits {
+					if per == 0 {
+						continue
+					}
+					src := l.ivalid
+					if lv < len(l.lvalid) {
+						src = l.lvalid[lv]
+					}
+					at := len(buf)
+					buf = append(buf, make([]byte, (per+7)/8)...)
+					for j := range per {
+						if bitutil.BitIsSet(src, s*per+j) {
+							bitutil.SetBit(buf[at:], j)
+						}
+					}
+				}
+				bw := l.width / 8
+				buf = append(buf, l.vals[s*l.dim*bw:(s+1)*l.dim*bw]...)
+				break
+			}
 			vb := (l.dim + 7) / 8
 			at := len(buf)
 			buf = append(buf, make([]byte, vb)...)

@@ -65,11 +65,17 @@ type leaf21 struct {
 	anyCode  bool // some pending code != 0
 	// pending value slots
 	slots  int
-	vals   []byte   // fixed: W/8 bytes per slot; bool: bits; FSL: dim items per slot
-	ivalid []byte   // FSL item validity bits (dim per slot)
-	inulls bool     // some valid FSL row has a null item
-	ends   []uint64 // variable: end offset of each slot in data
-	data   []byte
+	vals   []byte // fixed: W/8 bytes per slot; bool: bits; FSL: dim items per slot
+	ivalid []byte // FSL item validity bits (dim per slot)
+	// nested fixed_size_list (fixed_size_list of fixed_size_list …):
+	// the dimension of each level, outer first (dim is their product),
+	// and the validity of the lists of each level below the top, outer
+	// first (lvalid[i] holds fslDims[0]·…·fslDims[i] bits per slot)
+	fslDims []int
+	lvalid  [][]byte
+	inulls  bool     // some valid FSL row has a null item
+	ends    []uint64 // variable: end offset of each slot in data
+	data    []byte
 	// segs are pending fixed-width values not copied yet: slices of the
 	// caller's arrays (held retains them) that gather copies into vals
 	// when the page is encoded — one copy into a buffer reused page after
@@ -125,8 +131,17 @@ func logicalType21(dt arrow.DataType) (string, error) {
 		k, _ := logicalType21(t.IndexType)
 		return fmt.Sprintf("dict:%s:%s:%v", v, k, t.Ordered), nil
 	case *arrow.FixedSizeListType:
-		if _, ok := fixedWidth21(t.Elem()); !ok {
-			return "", fmt.Errorf("fixed_size_list of %s is not supported (items must be fixed-width primitives)", t.Elem())
+		dims, item := fslLevels(t)
+		if _, ok := fixedWidth21(item); !ok {
+			return "", fmt.Errorf("fixed_size_list of %s is not supported (items must be fixed-width primitives or fixed_size_lists of them)", t.Elem())
+		}
+		for _, d := range dims {
+			if d < 1 {
+				return "", fmt.Errorf("fixed_size_list dimension %d", d)
+			}
+		}
+		if fslItems(dims) > maxFSLItems {
+			return "", fmt.Errorf("fixed_size_list of %v holds more than %d items per row", dims, maxFSLItems)
 		}
 		inner, err := logicalType21(t.Elem())
 		if err != nil {
@@ -138,6 +153,41 @@ func logicalType21(dt arrow.DataType) (string, error) {
 		return fmt.Sprintf("fixed_size_list:%s:%d", inner, t.Len()), nil
 	}
 	return logicalTypeOf(dt)
+}
+
+// maxFSLItems bounds the items of one (nested) fixed_size_list row.
+const maxFSLItems = 1 << 24
+
+// fslLevels returns the dimensions of a fixed_size_list and of the
+// fixed_size_lists nested directly in it (outer first; at most
+// maxEncodingDepth levels), and the type of the innermost items.
+func fslLevels(t *arrow.FixedSizeListType) ([]int, arrow.DataType) {
+	dims := []int{int(t.Len())}
+	item := t.Elem()
+	for len(dims) <= maxEncodingDepth {
+		in, ok := item.(*arrow.FixedSizeListType)
+		if !ok {
+			break
+		}
+		dims = append(dims, int(in.Len()))
+		item = in.Elem()
+	}
+	return dims, item
+}
+
+// fslItems is the product of dims, saturating above maxFSLItems.
+func fslItems(dims []int) int {
+	n := 1
+	for _, d := range dims {
+		if d < 1 {
+			return 0
+		}
+		n *= d
+		if n > maxFSLItems {
+			return maxFSLItems + 1
+		}
+	}
+	return n
 }
 
 // fixedWidth21 is the flat bits per value of a fixed-width leaf type
@@ -238,8 +288,12 @@ func (w *Writer) buildSchema21(opts WriterOptions) error {
 				fld.Encoding = 1
 			}
 		case *arrow.FixedSizeListType:
-			wd, _ := fixedWidth21(t.Elem())
-			leaf.kind, leaf.width, leaf.dim = lkFSL21, wd, int(t.Len())
+			dims, item := fslLevels(t)
+			wd, _ := fixedWidth21(item)
+			leaf.kind, leaf.width, leaf.dim = lkFSL21, wd, fslItems(dims)
+			if len(dims) > 1 {
+				leaf.fslDims, leaf.lvalid = dims, make([][]byte, len(dims)-1)
+			}
 			if fld.Encoding == 0 {
 				fld.Encoding = 1
 			}

@@ -88,6 +88,13 @@ func issue12Types() []issue12Type {
 		{"fsl_dec", arrow.FixedSizeListOf(2, &arrow.Decimal128Type{Precision: 20, Scale: 3}), ""},
 		{"fsl_fsb", arrow.FixedSizeListOf(2, &arrow.FixedSizeBinaryType{ByteWidth: 3}), ""},
 		{"list_fsl", arrow.ListOf(arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int32)), ""},
+		// fixed_size_list of fixed_size_list (nulls at every level: rows,
+		// inner lists, items; and with non-nullable inner levels)
+		{"fsl_fsl", arrow.FixedSizeListOf(3, arrow.FixedSizeListOf(4, arrow.PrimitiveTypes.Float32)), ""},
+		{"fsl_fsl_nn", arrow.FixedSizeListOfField(2, f("v", arrow.FixedSizeListOfField(3, f("x", arrow.PrimitiveTypes.Int32, false)), false)), ""},
+		{"fsl_fsl_fsl_bool", arrow.FixedSizeListOf(2, arrow.FixedSizeListOf(2, arrow.FixedSizeListOf(3, arrow.FixedWidthTypes.Boolean))), ""},
+		{"fsl_fsl_wide", arrow.FixedSizeListOf(4, arrow.FixedSizeListOf(8, arrow.PrimitiveTypes.Float64)), ""}, // 256 bytes: full-zip in 2.1+
+		{"list_fsl_fsl", arrow.ListOf(arrow.FixedSizeListOf(2, arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int64))), ""},
 		{"st", arrow.StructOf(f("x", arrow.PrimitiveTypes.Float64, true), f("y", arrow.BinaryTypes.String, true)), ""},
 		{"list_st", arrow.ListOf(nested), ""},
 		{"st_list", arrow.StructOf(f("l", arrow.ListOf(arrow.PrimitiveTypes.Int16), true), f("d", arrow.FixedWidthTypes.Date32, true)), ""},
@@ -547,8 +554,6 @@ func TestWriteCLI_Issue12_RefusesWhatLance12CannotWrite(t *testing.T) {
 		// Lance 12 panics creating these (its logical type splits on ':')
 		{"2.0", &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "+05:30"}, "contains ':'"},
 		{"2.2", &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "+05:30"}, "contains ':'"},
-		// Lance 12 writes this one; lancekeeper does not yet
-		{"2.2", arrow.FixedSizeListOf(2, arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32)), "fixed_size_list of fixed_size_list"},
 	}
 	for _, c := range cases {
 		t.Run(c.version+"_"+c.dt.String(), func(t *testing.T) {

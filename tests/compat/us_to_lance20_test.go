@@ -135,6 +135,7 @@ func TestUsToLance20_EveryTypeReadByLance12(t *testing.T) {
 	defer rec3.Release()
 	appendWithSeedsNoFlag(ctx, t, st, rec3, datafile.V2_0, model)
 	requireLanceRows(ctx, t, p, dir, "our 2.0 append with seeds in the files", model, cols)
+	requireOurRowsAsLance(ctx, t, p, dir, "our 2.0 files")
 
 	rec4 := batch20(rng, 30000, 100)
 	defer rec4.Release()
@@ -149,6 +150,7 @@ func TestUsToLance20_EveryTypeReadByLance12(t *testing.T) {
 	if len(lr.Rows) != len(model) {
 		t.Fatalf("after optimize Lance has %d rows, want %d", len(lr.Rows), len(model))
 	}
+	requireOurRowsAsLance(ctx, t, p, dir, "after Lance's append and optimize")
 	want := map[int64][]string{}
 	for _, r := range model {
 		want[canonicalInt(r[0])] = r

@@ -67,6 +67,8 @@ func schema21(version string) *arrow.Schema {
 		f("li", arrow.ListOf(arrow.PrimitiveTypes.Int32)),
 		f("lls", arrow.LargeListOf(arrow.BinaryTypes.String)),
 		f("fsl", arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32)),
+		// fixed_size_list of fixed_size_list: null rows, null inner lists, null items
+		f("fslfsl", arrow.FixedSizeListOf(3, arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32))),
 		f("st", arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true}, arrow.Field{Name: "y", Type: arrow.BinaryTypes.String, Nullable: true})),
 		f("lst", arrow.ListOf(arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, arrow.Field{Name: "t", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true}))),
 	}
@@ -347,6 +349,7 @@ func TestUsToLance21_R_W1_W14_EveryTypeReadByLance12(t *testing.T) {
 			defer rec3.Release()
 			appendWithSeedsNoFlag(ctx, t, st, rec3, map[string]datafile.FileVersion{"2.1": datafile.V2_1, "2.2": datafile.V2_2}[version], model)
 			requireLanceRows(ctx, t, p, dir, "our append with seeds in the files", model, cols)
+			requireOurRowsAsLance(ctx, t, p, dir, "our "+version+" files")
 
 			rec4 := batch21(rng, version, 30000, 200)
 			defer rec4.Release()

@@ -310,6 +310,27 @@ func requireLanceRows(ctx context.Context, t *testing.T, p *peerlance.Peer, dir,
 	}
 }
 
+// requireOurRowsAsLance: our reader (snapshot + datafile, every page of
+// every file) returns exactly the rows, row addresses and values Lance 12
+// returns for the latest version.
+func requireOurRowsAsLance(ctx context.Context, t *testing.T, p *peerlance.Peer, dir, what string) {
+	t.Helper()
+	lr, _, err := lanceRowsCanonical(ctx, p, dir)
+	if err != nil {
+		t.Fatalf("%s: Lance rows: %v", what, err)
+	}
+	ours, _, err := readOurRows(ctx, dir, 0)
+	if err != nil {
+		t.Fatalf("%s: our reader: %v", what, err)
+	}
+	if ours.NotDecodable != "" {
+		t.Fatalf("%s: our reader cannot decode: %s", what, ours.NotDecodable)
+	}
+	if d := diffRows("ours", ours, "Lance", lr); d != "" {
+		t.Fatalf("%s: our reader and Lance 12 read other rows:\n%s", what, d)
+	}
+}
+
 // lanceAppend has Lance append rec (an IPC file) to dir; the model learns
 // the rows at the fragment Lance created (read back from Lance).
 func lanceAppend(ctx context.Context, t *testing.T, p *peerlance.Peer, dir string, rec arrow.RecordBatch, model modelRows) uint64 {

@@ -171,6 +171,12 @@ func FuzzCompressiveEncoding(f *testing.F) {
 	}
 	re, rb := codec.EncodeLevels(runs, codec.EncodeOptions{Minor: 2})
 	f.Add(encBytes(re), rb, []byte(nil), uint64(len(runs)))
+	// fixed_size_list<fixed_size_list<int16, 3>, 2> with validity at both
+	// levels: per value the outer bitmap, the items' bitmap, the items
+	fslOf := func(d uint64, valid bool, inner *pb21.CompressiveEncoding) *pb21.CompressiveEncoding {
+		return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_FixedSizeList{FixedSizeList: &pb21.FixedSizeList{ItemsPerValue: d, HasValidity: valid, Values: inner}}}
+	}
+	f.Add(encBytes(fslOf(2, true, fslOf(3, true, flat(16)))), []byte{0b10, 0b111000, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0}, []byte{3, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, uint64(2))
 	f.Fuzz(func(t *testing.T, encb, b0, b1 []byte, n uint64) {
 		var enc pb21.CompressiveEncoding
 		if proto.Unmarshal(encb, &enc) != nil {

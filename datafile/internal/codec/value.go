@@ -228,6 +228,9 @@ func (v *ValueDecoder) appendItem(enc *pb21.CompressiveEncoding, b *vbuild, item
 		return item[w:], nil
 	case *pb21.CompressiveEncoding_FixedSizeList:
 		f := c.FixedSizeList
+		if _, nested := f.GetValues().GetCompression().(*pb21.CompressiveEncoding_FixedSizeList); nested {
+			return v.appendNestedFSL(enc, b, item, depth)
+		}
 		if f.GetHasValidity() {
 			vb := (b.dim + 7) / 8
 			if uint64(len(item)) < vb {
@@ -428,4 +431,59 @@ func reset(b *vbuild) *vbuild {
 		nb.children = append(nb.children, reset(c))
 	}
 	return nb
+}
+
+// appendNestedFSL decodes one value of a fixed_size_list of
+// fixed_size_list … (as Lance 12 writes it in full-zip pages): the
+// bitmap of every level with has_validity, outer first, each covering
+// all of that level's items in the value (⌈count/8⌉ bytes), then all
+// the innermost items.
+func (v *ValueDecoder) appendNestedFSL(enc *pb21.CompressiveEncoding, b *vbuild, item []byte, depth int) ([]byte, error) {
+	d := &v.d
+	count := uint64(1) // lists of the current level in this value
+	for e, lb := enc, b; ; {
+		f, ok := e.GetCompression().(*pb21.CompressiveEncoding_FixedSizeList)
+		if !ok {
+			// the innermost items
+			var err error
+			for i := uint64(0); i < count; i++ {
+				if item, err = v.appendItem(e, lb, item, depth+1); err != nil {
+					return nil, err
+				}
+			}
+			return item, nil
+		}
+		if depth++; depth > maxDepth || len(lb.children) != 1 {
+			return nil, d.errf(ErrCorrupt, e, "nested fixed-size lists deeper than the plan")
+		}
+		items, ok := mulOK(count, lb.dim)
+		if !ok || items > 1<<32 {
+			return nil, d.errf(ErrCorrupt, e, "%d lists of %d items", count, lb.dim)
+		}
+		if f.FixedSizeList.GetHasValidity() {
+			vb := (items + 7) / 8
+			if uint64(len(item)) < vb {
+				return nil, d.errf(ErrCorrupt, e, "item of %d bytes has no %d validity bytes", len(item), vb)
+			}
+			if err := d.take(vb, "fixed_size_list"); err != nil {
+				return nil, err
+			}
+			base := lb.n * lb.dim
+			for i := uint64(0); i < items; i++ {
+				bit := base + i
+				for bit/8 >= uint64(len(lb.valid)) {
+					lb.valid = append(lb.valid, 0)
+				}
+				if item[i/8]>>(i%8)&1 != 0 {
+					lb.valid[bit/8] |= 1 << (bit % 8)
+				}
+			}
+			item = item[vb:]
+		} else if lb.valid != nil {
+			return nil, d.errf(ErrCorrupt, e, "validity appeared mid-page")
+		}
+		lb.n += count
+		count = items
+		e, lb = f.FixedSizeList.GetValues(), lb.children[0]
+	}
 }
