@@ -128,10 +128,11 @@ func defaultBackoff(attempt int) time.Duration {
 	return time.Duration(rand.Int64N(slots))*2*time.Millisecond + time.Duration(rand.Int64N(int64(time.Millisecond)))
 }
 
-// Result describes a committed version. Manifest and Indices are shared
-// with the store's cache of the latest version (store.Store.Memo): the
-// next commit through the same store builds on them copy on write, so they
-// are read-only — proto.Clone one before changing it.
+// Result describes a committed version. Manifest, Indices and Transaction
+// are shared with the store's cache of the latest version
+// (store.Store.Memo): the next commit through the same store builds on
+// them copy on write (and checks conflicts against that transaction), so
+// they are read-only — proto.Clone one before changing it.
 type Result struct {
 	Version      uint64
 	ReadVersion  uint64
@@ -521,10 +522,13 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		// place; when it did not run, they are written below).
 		var hintErr error
 		posted := false
+		// committed is the transaction as committed, one copy shared by
+		// the memo and Result.Transaction (read-only): t stays the caller's.
+		var committed *pb.Transaction
 		post := func() {
 			posted = true
-			// The memo's transaction is its own: t stays the caller's.
-			mf.Transaction = proto.Clone(t.msg).(*pb.Transaction)
+			committed = proto.Clone(t.msg).(*pb.Transaction)
+			mf.Transaction = committed
 			rememberLatest(ctx, st, manifest.VersionInfo{Version: in.version, Scheme: scheme, Path: path, Size: int64(len(data))}, mf)
 			hintErr = writeHint(ctx, st, opts, in.version)
 		}
@@ -571,7 +575,7 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		out := &Result{
 			Version: in.version, ReadVersion: t.ReadVersion(), ManifestPath: path,
 			Manifest: res.manifest, Indices: res.indices, TransactionFile: in.txnFile,
-			Transaction: t.Message(), FragmentIDs: res.newFragmentIDs, Attempts: attempt,
+			FragmentIDs: res.newFragmentIDs, Attempts: attempt,
 		}
 		if res.reserved {
 			out.ReservedFirst, out.ReservedLast = res.reservedFirst, res.reservedLast
@@ -579,6 +583,7 @@ func Commit(ctx context.Context, st Store, t *Transaction, opts Options) (*Resul
 		if !posted {
 			post()
 		}
+		out.Transaction = committed
 		out.HintError = hintErr
 		if opts.AfterCommit != nil {
 			opts.AfterCommit(ctx, out)

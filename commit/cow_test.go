@@ -102,3 +102,60 @@ func TestCopyOnWrite_AppendChecksOnlyItsFragments(t *testing.T) {
 		})
 	}
 }
+
+// TestCopyOnWrite_ResultTransactionIsTheCommittedOne: Result.Transaction
+// is one copy shared with the store's memo (read-only, like
+// Result.Manifest), and WriteArrow's transaction owns the fragments it
+// wrote instead of copying them; still, Result.Transaction must be the
+// transaction as committed (§3.1: the .txn file's content, the new
+// fragments the manifest ends with), and later use of the
+// caller's Transaction (SetTag, SetProperty) must not reach it.
+func TestCopyOnWrite_ResultTransactionIsTheCommittedOne(t *testing.T) {
+	ctx := context.Background()
+	st := localStore(t)
+	if _, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 1, 10, 0), WriteOptions{Mode: ModeCreate}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, res *Result) {
+		t.Helper()
+		data, err := st.Get(ctx, "_transactions/"+res.TransactionFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onDisk := &pb.Transaction{}
+		if err := proto.Unmarshal(data, onDisk); err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(onDisk, res.Transaction) {
+			t.Fatalf("%s: Result.Transaction differs from the .txn file", name)
+		}
+		frags := res.Transaction.GetAppend().GetFragments()
+		if len(frags) != len(res.FragmentIDs) || len(frags) == 0 {
+			t.Fatalf("%s: %d fragments in the transaction, %d ids", name, len(frags), len(res.FragmentIDs))
+		}
+		mf := res.Manifest.GetFragments()
+		for i, f := range frags {
+			if got := mf[len(mf)-len(frags)+i].GetFiles()[0].GetPath(); f.GetFiles()[0].GetPath() != got {
+				t.Fatalf("%s: fragment %d is %s in Result.Transaction, %s in the manifest", name, i, f.GetFiles()[0].GetPath(), got)
+			}
+		}
+	}
+	w, err := WriteArrow(ctx, st, testRecords(testArrowSchema, 2, 10, 100), WriteOptions{Mode: ModeAppend, MaxRowsPerFile: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("WriteArrow", w.Result)
+
+	wf, err := WriteFragments(ctx, st, testRecords(testArrowSchema, 1, 10, 200), WriteOptions{Mode: ModeAppend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn := NewAppend(wf.ReadVersion, wf.Fragments)
+	res := mustCommit(t, st, txn, Options{})
+	check("NewAppend", res)
+	snap := proto.Clone(res.Transaction)
+	txn.SetTag("later").SetProperty("k", "v")
+	if !proto.Equal(res.Transaction, snap) {
+		t.Fatal("changing the caller's Transaction after the commit changed Result.Transaction")
+	}
+}

@@ -99,8 +99,14 @@ func (t *Transaction) MarkSeedFiles(v1 bool, paths ...string) *Transaction {
 // NewAppend adds fragments (ids are assigned at commit from the dataset's
 // high-water mark; stable row ids too when the dataset uses them).
 func NewAppend(readVersion uint64, fragments []*pb.DataFragment) *Transaction {
+	return newAppendOwning(readVersion, cloneFrags(fragments))
+}
+
+// newAppendOwning is NewAppend taking ownership of fragments (no copy): for
+// fragments nobody else holds (WriteArrow's own, made by writeFragments).
+func newAppendOwning(readVersion uint64, fragments []*pb.DataFragment) *Transaction {
 	t := newTxn(readVersion)
-	t.msg.Operation = &pb.Transaction_Append_{Append: &pb.Transaction_Append{Fragments: cloneFrags(fragments)}}
+	t.msg.Operation = &pb.Transaction_Append_{Append: &pb.Transaction_Append{Fragments: fragments}}
 	return t
 }
 

@@ -422,7 +422,9 @@ func WriteArrow(ctx context.Context, st Store, rdr array.RecordReader, opts Writ
 	}
 	var txn *Transaction
 	if w.Mode == ModeAppend {
-		txn = NewAppend(w.ReadVersion, w.Fragments)
+		// w is this call's own: the transaction takes its fragments
+		// without a copy (w.Fragments is read below for paths only).
+		txn = newAppendOwning(w.ReadVersion, w.Fragments)
 	} else {
 		txn = NewOverwrite(w.ReadVersion, OverwriteSpec{Fragments: w.Fragments, Schema: w.Schema, SchemaMetadata: w.SchemaMetadata,
 			ConfigUpserts: opts.Config, StableRowIDs: opts.StableRowIDs})

@@ -249,14 +249,43 @@ func decodeEncoding(b []byte, base int64, sec string) (AnyEncoding, error) {
 
 // --- encoding (writer side) ---------------------------------------------------
 
-// appendDirectAny wraps an encoding message as Encoding{direct{Any{url, msg}}}.
+// appendDirectAny wraps an encoding message as Encoding{direct{Any{url, msg}}}
+// (field 2 of Encoding), appending in one pass: the nested lengths are
+// computed first instead of marshalling each level into its own buffer
+// (same bytes, no temporary buffers: TestAppendDirectAny_SameBytesAsNested).
 func appendDirectAny(b []byte, typeName string, msg []byte) []byte {
-	var a []byte
-	a = pbAppendStringField(a, 1, "/"+typeName)
-	a = pbAppendBytesField(a, 2, msg)
-	var d []byte
-	d = pbAppendBytesField(d, 1, a)
-	return pbAppendBytesField(b, 2, d)
+	anyLen := anySize(typeName, msg)
+	dLen := 1 + protowire.SizeVarint(uint64(anyLen)) + anyLen
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(dLen))
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(anyLen))
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(1+len(typeName)))
+	b = append(b, '/')
+	b = append(b, typeName...)
+	return pbAppendBytesField(b, 2, msg)
+}
+
+// anySize is the size of Any{"/"+typeName, msg}.
+func anySize(typeName string, msg []byte) int {
+	return 2 + protowire.SizeVarint(uint64(1+len(typeName))) + 1 + len(typeName) +
+		protowire.SizeVarint(uint64(len(msg))) + len(msg)
+}
+
+// directAnySize is len(appendDirectAny(nil, typeName, msg)).
+func directAnySize(typeName string, msg []byte) int {
+	anyLen := anySize(typeName, msg)
+	dLen := 1 + protowire.SizeVarint(uint64(anyLen)) + anyLen
+	return 1 + protowire.SizeVarint(uint64(dLen)) + dLen
+}
+
+// pbAppendDirectAnyField is pbAppendBytesField(b, num, appendDirectAny(nil,
+// typeName, msg)) without the temporary buffer.
+func pbAppendDirectAnyField(b []byte, num protowire.Number, typeName string, msg []byte) []byte {
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(directAnySize(typeName, msg)))
+	return appendDirectAny(b, typeName, msg)
 }
 
 // columnEncodingValues is the ColumnEncoding "values" (an empty message).
@@ -264,27 +293,87 @@ func columnEncodingValues() []byte {
 	return pbAppendBytesField(nil, 1, nil)
 }
 
-func encodePage(p *Page, arrayEncoding []byte) []byte {
-	var b []byte
-	offs := make([]uint64, len(p.Buffers))
-	sizes := make([]uint64, len(p.Buffers))
-	for i, r := range p.Buffers {
-		offs[i], sizes[i] = r.Pos, r.Len
+// columnEncodingValuesField is field 1 of ColumnMetadata holding the
+// column encoding "values": pbAppendBytesField(b, 1, appendDirectAny(nil,
+// typeColumnEncoding, columnEncodingValues())).
+func columnEncodingValuesField(b []byte) []byte {
+	values := [2]byte{0x0a, 0x00} // field 1, length 0
+	return pbAppendDirectAnyField(b, 1, typeColumnEncoding, values[:])
+}
+
+// packedRangesLen is the payload length of the packed field of the
+// positions (pos) or lengths of bufs.
+func packedRangesLen(bufs []BufferRange, pos bool) int {
+	n := 0
+	for _, r := range bufs {
+		if pos {
+			n += protowire.SizeVarint(r.Pos)
+		} else {
+			n += protowire.SizeVarint(r.Len)
+		}
 	}
-	b = pbAppendPackedUint64s(b, 1, offs)
-	b = pbAppendPackedUint64s(b, 2, sizes)
-	b = pbAppendVarintFieldNZ(b, 3, p.Length)
-	b = pbAppendBytesField(b, 4, appendDirectAny(nil, typeArrayEncoding, arrayEncoding))
-	b = pbAppendVarintFieldNZ(b, 5, p.Priority)
+	return n
+}
+
+// packedRangesSize is the size of that field as pbAppendPackedUint64s
+// writes it (an empty list is omitted).
+func packedRangesSize(bufs []BufferRange, pos bool) int {
+	if len(bufs) == 0 {
+		return 0
+	}
+	n := packedRangesLen(bufs, pos)
+	return 1 + protowire.SizeVarint(uint64(n)) + n
+}
+
+// appendPackedRanges appends that field.
+func appendPackedRanges(b []byte, num protowire.Number, bufs []BufferRange, pos bool) []byte {
+	if len(bufs) == 0 {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(packedRangesLen(bufs, pos)))
+	for _, r := range bufs {
+		if pos {
+			b = protowire.AppendVarint(b, r.Pos)
+		} else {
+			b = protowire.AppendVarint(b, r.Len)
+		}
+	}
 	return b
+}
+
+// varintFieldNZSize is the size of pbAppendVarintFieldNZ's field (1-byte tag).
+func varintFieldNZSize(v uint64) int {
+	if v == 0 {
+		return 0
+	}
+	return 1 + protowire.SizeVarint(v)
+}
+
+// pbAppendPageField appends field num holding the Page message of p whose
+// encoding (field 4) is the direct Any of typeName and enc, in one pass
+// (same bytes as marshalling the page into its own buffer first).
+func pbAppendPageField(b []byte, num protowire.Number, p *Page, typeName string, enc []byte) []byte {
+	encLen := directAnySize(typeName, enc)
+	size := packedRangesSize(p.Buffers, true) + packedRangesSize(p.Buffers, false) +
+		varintFieldNZSize(p.Length) + 1 + protowire.SizeVarint(uint64(encLen)) + encLen +
+		varintFieldNZSize(p.Priority)
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(size))
+	b = appendPackedRanges(b, 1, p.Buffers, true)
+	b = appendPackedRanges(b, 2, p.Buffers, false)
+	b = pbAppendVarintFieldNZ(b, 3, p.Length)
+	b = protowire.AppendTag(b, 4, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(encLen))
+	b = appendDirectAny(b, typeName, enc)
+	return pbAppendVarintFieldNZ(b, 5, p.Priority)
 }
 
 // encodeColumnMetadata serializes a 2.0 column: encoding "values", then pages.
 func encodeColumnMetadata(pages []Page, pageEncodings [][]byte) []byte {
-	var b []byte
-	b = pbAppendBytesField(b, 1, appendDirectAny(nil, typeColumnEncoding, columnEncodingValues()))
+	b := columnEncodingValuesField(nil)
 	for i := range pages {
-		b = pbAppendBytesField(b, 2, encodePage(&pages[i], pageEncodings[i]))
+		b = pbAppendPageField(b, 2, &pages[i], typeArrayEncoding, pageEncodings[i])
 	}
 	return b
 }

@@ -248,6 +248,9 @@ func (w *Writer) writeSteps(pages [][][]encodedPage) error {
 // writeEncoded writes one encoded page of l and records it.
 func (w *Writer) writeEncoded(l *leaf21, pg encodedPage) error {
 	p := Page{Length: pg.rows, Priority: pg.priority}
+	if len(pg.bufs) > 0 {
+		p.Buffers = make([]BufferRange, 0, len(pg.bufs))
+	}
 	for _, b := range pg.bufs {
 		r, err := w.writeBuffer(b)
 		if err != nil {

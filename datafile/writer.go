@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
+	"github.com/lancekeeper/lancekeeper/datafile/internal/pb21"
 	"github.com/lancekeeper/lancekeeper/seedio"
 )
 
@@ -194,11 +195,13 @@ func (c *column) release() {
 // Writer writes one Lance v2.0 data file from Arrow record batches. It is not
 // safe for concurrent use.
 type Writer struct {
-	out     *outBuffer
-	pos     uint64
-	schema  *arrow.Schema
-	lance   Schema
-	columns []*column
+	// levelsFlat16 is flat(16) for 2.1+ rep/def levels (flat16).
+	levelsFlat16 *pb21.CompressiveEncoding
+	out          *outBuffer
+	pos          uint64
+	schema       *arrow.Schema
+	lance        Schema
+	columns      []*column
 	// tops[i] is the column index of top-level arrow field i.
 	tops     []int
 	pageSize int
@@ -325,6 +328,7 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 			return nil, err
 		}
 	case V2_1, V2_2:
+		wr.levelsFlat16 = flat21(16)
 		if err := wr.buildSchema21(opts); err != nil {
 			return nil, err
 		}

@@ -673,6 +673,11 @@ func flat21(bitsPerValue uint64) *pb21.CompressiveEncoding {
 	return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Flat{Flat: &pb21.Flat{BitsPerValue: bitsPerValue}}}
 }
 
+// flat16 is flat(16), the levels' default compression: one message per
+// writer (made by NewWriter, so lanes only read it); the page layouts only
+// marshal it, none modifies it.
+func (w *Writer) flat16() *pb21.CompressiveEncoding { return w.levelsFlat16 }
+
 func u16s(dst []byte, vs []uint16) []byte {
 	for _, v := range vs {
 		dst = binary.LittleEndian.AppendUint16(dst, v)
@@ -1377,7 +1382,7 @@ func (l *leaf21) dictionary21(b codec.Block, nulls []bool, eo codec.EncodeOption
 // (§7.6), else flat(16) — whichever is smallest.
 func (w *Writer) compressLevels(raw [][]byte) (*pb21.CompressiveEncoding, [][]byte) {
 	if len(raw) == 0 || w.noCompression {
-		return flat21(16), raw
+		return w.flat16(), raw
 	}
 	flatSize, bpOK := 0, true
 	for _, r := range raw {
@@ -1386,7 +1391,7 @@ func (w *Writer) compressLevels(raw [][]byte) (*pb21.CompressiveEncoding, [][]by
 			bpOK = false
 		}
 	}
-	bestEnc, best, bestSize := flat21(16), raw, flatSize
+	bestEnc, best, bestSize := w.flat16(), raw, flatSize
 	if bpOK {
 		out := make([][]byte, len(raw))
 		size := 0
@@ -1509,22 +1514,14 @@ func (w *Writer) levelsBlock22(levels []uint16, raw []byte) (*pb21.CompressiveEn
 // encodeColumnMetadata21 serializes a 2.1+ column: encoding "values", then
 // pages whose encodings are PageLayout messages (W2).
 func encodeColumnMetadata21(pages []Page, layouts [][]byte) []byte {
-	var b []byte
-	b = pbAppendBytesField(b, 1, appendDirectAny(nil, typeColumnEncoding, columnEncodingValues()))
+	size := 0
 	for i := range pages {
-		p := &pages[i]
-		var pb []byte
-		offs := make([]uint64, len(p.Buffers))
-		sizes := make([]uint64, len(p.Buffers))
-		for j, r := range p.Buffers {
-			offs[j], sizes[j] = r.Pos, r.Len
-		}
-		pb = pbAppendPackedUint64s(pb, 1, offs)
-		pb = pbAppendPackedUint64s(pb, 2, sizes)
-		pb = pbAppendVarintFieldNZ(pb, 3, p.Length)
-		pb = pbAppendBytesField(pb, 4, appendDirectAny(nil, typePageLayout21, layouts[i]))
-		pb = pbAppendVarintFieldNZ(pb, 5, p.Priority)
-		b = pbAppendBytesField(b, 2, pb)
+		size += 24 + 2*len(pages[i].Buffers)*5 + len(layouts[i]) + len(typePageLayout21)
+	}
+	b := make([]byte, 0, size+48)
+	b = columnEncodingValuesField(b)
+	for i := range pages {
+		b = pbAppendPageField(b, 2, &pages[i], typePageLayout21, layouts[i])
 	}
 	return b
 }

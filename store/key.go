@@ -51,7 +51,12 @@ func checkPath(key string) error {
 			return fmt.Errorf("byte %#x at offset %d is a control character or backslash", c, i)
 		}
 	}
-	for i, seg := range strings.Split(key, "/") {
+	// The segments in order, without strings.Split's slice (every write
+	// of a commit validates its keys).
+	i := 0
+	for rest := key; ; i++ {
+		seg, tail, more := strings.Cut(rest, "/")
+		rest = tail
 		switch {
 		case seg == "":
 			return fmt.Errorf("empty path segment %d (leading, trailing or doubled '/')", i)
@@ -60,8 +65,10 @@ func checkPath(key string) error {
 		case strings.HasPrefix(seg, tempPrefix):
 			return fmt.Errorf("path segment %d starts with %q (reserved for temporary files)", i, tempPrefix)
 		}
+		if !more {
+			return nil
+		}
 	}
-	return nil
 }
 
 // validatePrefix checks a listing prefix: empty, or a key, or a key followed

@@ -4,9 +4,9 @@ package store
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -244,7 +244,27 @@ func localIdentity(path string) (string, error) {
 	if err := ignoringEINTR(func() error { return unix.Lstat(path, &st) }); err != nil {
 		return "", pathErr("lstat", path, err)
 	}
-	return fmt.Sprintf("%d/%d/%d/%d.%d/%d.%d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec), nil
+	return identityString(uint64(st.Dev), uint64(st.Ino), st.Size, int64(st.Mtim.Sec), int64(st.Mtim.Nsec), int64(st.Ctim.Sec), int64(st.Ctim.Nsec)), nil
+}
+
+// identityString is fmt.Sprintf("%d/%d/%d/%d.%d/%d.%d", …) of a local
+// file's identity in one allocation (the memo checks one per commit).
+func identityString(dev, ino uint64, size, msec, mnsec, csec, cnsec int64) string {
+	var buf [7 * 21]byte
+	b := strconv.AppendUint(buf[:0], dev, 10)
+	b = append(b, '/')
+	b = strconv.AppendUint(b, ino, 10)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, size, 10)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, msec, 10)
+	b = append(b, '.')
+	b = strconv.AppendInt(b, mnsec, 10)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, csec, 10)
+	b = append(b, '.')
+	b = strconv.AppendInt(b, cnsec, 10)
+	return string(b)
 }
 
 // localExists is Store.Exists of a local file: one stat(2), no error
