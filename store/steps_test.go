@@ -79,8 +79,11 @@ func (m *powerModel) hook(step, path string, id uint64) error {
 		}
 		m.n++
 	} else if m.down {
-		// Completed after the power went: not durable (conservative).
-		return nil
+		// Completed after the power went: not durable (conservative),
+		// and the process is gone, so nobody sees the call succeed (a
+		// sync in flight at the crash must not let a create return
+		// nil: the model would wrongly fault a durable name).
+		return errPowerLoss
 	}
 	m.order = append(m.order, step+" "+path)
 	switch step {
