@@ -1,6 +1,7 @@
 package datafile
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -23,6 +24,55 @@ import (
 // The seeds of such a column (NaN and negative-NaN counts) verify sound.
 func TestIssue12_1_NaNPayloadsPreservedThroughDictionaryPages(t *testing.T) {
 	const rows = 3000
+	rec, rowBits := nanDictRecord(rows)
+	defer rec.Release()
+	fields := rec.Schema().Fields()
+	cols := rec.Columns()
+	for _, v := range []FileVersion{V2_1, V2_2} {
+		for _, plain := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/nocompression=%v", v, plain), func(t *testing.T) {
+				f, _ := write21(t, rec, WriterOptions{Version: v, NoCompression: plain, SeedAllColumns: true})
+				requireSoundSeeds(t, f, len(cols))
+				got, err := f.ReadColumns(context.Background(), ReadOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer got.Release()
+				for ci, bits := range []int{16, 32, 64} {
+					d, ok := got.Column(ci).(*array.Dictionary)
+					if !ok {
+						t.Fatalf("column %s reads as %T", fields[ci].Name, got.Column(ci))
+					}
+					raw := d.Dictionary().Data().Buffers()[1].Bytes()
+					off := d.Dictionary().Data().Offset()
+					w := bits / 8
+					for r := range rows {
+						want, ok := rowBits(bits, r)
+						if d.IsNull(r) != !ok {
+							t.Fatalf("%s row %d: null %v, want %v", fields[ci].Name, r, d.IsNull(r), !ok)
+						}
+						if !ok {
+							continue
+						}
+						var b [8]byte
+						k := d.GetValueIndex(r)
+						copy(b[:], raw[(off+k)*w:(off+k+1)*w])
+						if g := binary.LittleEndian.Uint64(b[:]); g != want {
+							t.Fatalf("%s row %d: bits %#x, want %#x", fields[ci].Name, r, g, want)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// nanDictRecord: rows of dictionary<int16, float16|float32|float64>
+// columns (df16, df32, df64) whose values cycle through NaN payloads of
+// both signs, quiet and signalling, ±0.0 and ordinary values, with nulls;
+// rowBits(bits, r) is the bit pattern row r of the bits-wide column holds
+// (ok false: null).
+func nanDictRecord(rows int) (arrow.RecordBatch, func(bits, r int) (uint64, bool)) {
 	patterns := map[int][]uint64{
 		16: {0x7e00, 0xfe01, 0x7c01, 0x7d23, 0x0000, 0x8000, 0x3c00},
 		32: {0x7fc00000, 0xffc00001, 0x7f800001, 0x7fadbeef, 0xff812345, 0x00000000, 0x80000000, 0x3f800000},
@@ -69,43 +119,28 @@ func TestIssue12_1_NaNPayloadsPreservedThroughDictionaryPages(t *testing.T) {
 		cols = append(cols, array.NewDictionaryArray(dt, keys, dict))
 		fields = append(fields, arrow.Field{Name: fmt.Sprintf("df%d", bits), Type: dt, Nullable: true})
 	}
-	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rows)
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(rows)), rowBits
+}
+
+// nanDictFuzzSeeds: 2.1 and 2.2 files of nanDictRecord (dictionary pages
+// of float values with NaN payloads) for FuzzReadRows21.
+func nanDictFuzzSeeds(f *testing.F) [][]byte {
+	rec, _ := nanDictRecord(400)
 	defer rec.Release()
+	var out [][]byte
 	for _, v := range []FileVersion{V2_1, V2_2} {
-		for _, plain := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/nocompression=%v", v, plain), func(t *testing.T) {
-				f, _ := write21(t, rec, WriterOptions{Version: v, NoCompression: plain, SeedAllColumns: true})
-				requireSoundSeeds(t, f, len(cols))
-				got, err := f.ReadColumns(context.Background(), ReadOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer got.Release()
-				for ci, bits := range []int{16, 32, 64} {
-					d, ok := got.Column(ci).(*array.Dictionary)
-					if !ok {
-						t.Fatalf("column %s reads as %T", fields[ci].Name, got.Column(ci))
-					}
-					raw := d.Dictionary().Data().Buffers()[1].Bytes()
-					off := d.Dictionary().Data().Offset()
-					w := bits / 8
-					for r := range rows {
-						want, ok := rowBits(bits, r)
-						if d.IsNull(r) != !ok {
-							t.Fatalf("%s row %d: null %v, want %v", fields[ci].Name, r, d.IsNull(r), !ok)
-						}
-						if !ok {
-							continue
-						}
-						var b [8]byte
-						k := d.GetValueIndex(r)
-						copy(b[:], raw[(off+k)*w:(off+k+1)*w])
-						if g := binary.LittleEndian.Uint64(b[:]); g != want {
-							t.Fatalf("%s row %d: bits %#x, want %#x", fields[ci].Name, r, g, want)
-						}
-					}
-				}
-			})
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, rec.Schema(), WriterOptions{Version: v})
+		if err != nil {
+			f.Fatal(err)
 		}
+		if err := w.Write(rec); err != nil {
+			f.Fatal(err)
+		}
+		if _, err := w.Close(); err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, buf.Bytes())
 	}
+	return out
 }
