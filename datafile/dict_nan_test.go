@@ -28,42 +28,77 @@ func TestIssue12_1_NaNPayloadsPreservedThroughDictionaryPages(t *testing.T) {
 	defer rec.Release()
 	fields := rec.Schema().Fields()
 	cols := rec.Columns()
-	for _, v := range []FileVersion{V2_1, V2_2} {
+	type tc struct {
+		v        FileVersion
+		plain    bool
+		pageSize int
+		ranges   bool // ReadRows over several row ranges (concatenated)
+	}
+	var cases []tc
+	for _, v := range []FileVersion{V2_0, V2_1, V2_2} {
 		for _, plain := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/nocompression=%v", v, plain), func(t *testing.T) {
-				f, _ := write21(t, rec, WriterOptions{Version: v, NoCompression: plain, SeedAllColumns: true})
-				requireSoundSeeds(t, f, len(cols))
-				got, err := f.ReadColumns(context.Background(), ReadOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer got.Release()
-				for ci, bits := range []int{16, 32, 64} {
-					d, ok := got.Column(ci).(*array.Dictionary)
-					if !ok {
-						t.Fatalf("column %s reads as %T", fields[ci].Name, got.Column(ci))
+			for _, ps := range []int{0, 1024} {
+				for _, rg := range []bool{false, true} {
+					if v == V2_0 && plain {
+						continue
 					}
-					raw := d.Dictionary().Data().Buffers()[1].Bytes()
-					off := d.Dictionary().Data().Offset()
-					w := bits / 8
-					for r := range rows {
-						want, ok := rowBits(bits, r)
-						if d.IsNull(r) != !ok {
-							t.Fatalf("%s row %d: null %v, want %v", fields[ci].Name, r, d.IsNull(r), !ok)
-						}
-						if !ok {
-							continue
-						}
-						var b [8]byte
-						k := d.GetValueIndex(r)
-						copy(b[:], raw[(off+k)*w:(off+k+1)*w])
-						if g := binary.LittleEndian.Uint64(b[:]); g != want {
-							t.Fatalf("%s row %d: bits %#x, want %#x", fields[ci].Name, r, g, want)
-						}
-					}
+					cases = append(cases, tc{v, plain, ps, rg})
 				}
-			})
+			}
 		}
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/nocompression=%v/page=%d/ranges=%v", c.v, c.plain, c.pageSize, c.ranges), func(t *testing.T) {
+			f, _ := write21(t, rec, WriterOptions{Version: c.v, NoCompression: c.plain, PageSize: c.pageSize, SeedAllColumns: true})
+			if c.pageSize > 0 && len(f.Column(0).Pages) < 2 {
+				t.Fatalf("%d page(s) with PageSize %d; the case wants several", len(f.Column(0).Pages), c.pageSize)
+			}
+			requireSoundSeeds(t, f, len(cols))
+			var rr []RowRange
+			if c.ranges {
+				rr = []RowRange{{5, 700}, {1200, 1201}, {1500, 2999}}
+			}
+			got, err := f.ReadRows(context.Background(), ReadRequest{Ranges: rr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Release()
+			var rowsOf []int
+			if rr == nil {
+				rr = []RowRange{{0, rows}}
+			}
+			for _, r := range rr {
+				for i := r.Start; i < r.End; i++ {
+					rowsOf = append(rowsOf, int(i))
+				}
+			}
+			for ci, bits := range []int{16, 32, 64} {
+				d, ok := got.Column(ci).(*array.Dictionary)
+				if !ok {
+					t.Fatalf("column %s reads as %T", fields[ci].Name, got.Column(ci))
+				}
+				raw := d.Dictionary().Data().Buffers()[1].Bytes()
+				off := d.Dictionary().Data().Offset()
+				w := bits / 8
+				for i, r := range rowsOf {
+					want, ok := rowBits(bits, r)
+					// Logical nulls: a null key, or (2.0) a key of the null item.
+					null := d.IsNull(i) || d.Dictionary().IsNull(d.GetValueIndex(i))
+					if null != !ok {
+						t.Fatalf("%s row %d: null %v, want %v", fields[ci].Name, r, null, !ok)
+					}
+					if !ok {
+						continue
+					}
+					var b [8]byte
+					k := d.GetValueIndex(i)
+					copy(b[:], raw[(off+k)*w:(off+k+1)*w])
+					if g := binary.LittleEndian.Uint64(b[:]); g != want {
+						t.Fatalf("%s row %d: bits %#x, want %#x", fields[ci].Name, r, g, want)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/filter"
+	"github.com/lancekeeper/lancekeeper/internal/arrowconcat"
 )
 
 // Reader returns a streaming reader of the scan's rows: fragments in
@@ -497,7 +498,7 @@ func (r *reader) emit(fr *fragment, rec arrow.RecordBatch, ranges []datafile.Row
 				p.Release()
 			}
 		}()
-		return array.Concatenate(parts, r.mem)
+		return arrowconcat.Exact(parts, r.mem)
 	}
 	out := make([]arrow.Array, 0, len(s.out.Fields()))
 	release := func() {
