@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lancekeeper/lancekeeper/internal/arrowconcat"
 )
 
 // This file decodes v2.0 pages into Arrow arrays. It covers the encodings of
@@ -400,7 +402,7 @@ func (d *decoder) concat(parts []arrow.Array, dt arrow.DataType) (arrow.Array, e
 	if err := d.budget.take(size, "concatenating pages"); err != nil {
 		return nil, err
 	}
-	a, err := array.Concatenate(parts, d.mem)
+	a, err := arrowconcat.Exact(parts, d.mem)
 	if err != nil {
 		return nil, fmt.Errorf("datafile: concatenating pages: %w", err)
 	}

@@ -64,7 +64,7 @@ func FuzzReadRows21(f *testing.F) {
 		f.Add(b, uint16(0), uint16(0))
 		f.Add(b, uint16(1), uint16(0))
 	}
-	for _, b := range append(writerFuzzSeeds21(f), sizeFuzzSeeds21(f)...) {
+	for _, b := range append(append(writerFuzzSeeds21(f), sizeFuzzSeeds21(f)...), nanDictFuzzSeeds(f)...) {
 		f.Add(b, uint16(0), uint16(0))
 		f.Add(b, uint16(100), uint16(900))
 	}

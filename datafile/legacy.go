@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/lancekeeper/lancekeeper/internal/arrowconcat"
 )
 
 // Legacy v1 data files (footer 0.0/0.1/0.2; manifest data_format "0.1").
@@ -245,7 +247,7 @@ func (f *File) readRowsLegacy(ctx context.Context, fields []int, afs []arrow.Fie
 		case 1:
 			col = parts[0]
 		default:
-			c, err := array.Concatenate(parts, r.mem)
+			c, err := arrowconcat.Exact(parts, r.mem)
 			for _, p := range parts {
 				p.Release()
 			}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/lancekeeper/lancekeeper/internal/arrowconcat"
 )
 
 // RowRange is the half-open range [Start, End) of row offsets in a file.
@@ -135,7 +137,7 @@ func (f *File) ReadRows(ctx context.Context, req ReadRequest) (arrow.RecordBatch
 		for j, r := range ranges {
 			parts[j] = array.NewSlice(whole, int64(r.Start), int64(r.End))
 		}
-		cols[i], err = array.Concatenate(parts, d.mem)
+		cols[i], err = arrowconcat.Exact(parts, d.mem)
 		for _, p := range parts {
 			p.Release()
 		}

@@ -489,6 +489,10 @@ func dictEncode(t *arrow.DictionaryType, vd arrow.ArrayData, mem memory.Allocato
 	if _, ok := t.IndexType.(arrow.FixedWidthDataType); !ok || !arrow.IsInteger(t.IndexType.ID()) {
 		return nil, fmt.Errorf("datafile: dictionary with %s keys: %w", t.IndexType, ErrUnsupported)
 	}
+	if bits, ok := fixedBits(t.ValueType); ok && bits%8 == 0 {
+		return dictEncodeFixed(t, vd, int(bits/8))
+	}
+	// Variable-width values: arrow-go's builder compares them by bytes.
 	b := array.NewDictionaryBuilder(mem, t)
 	defer b.Release()
 	if err := b.AppendArray(vals); err != nil {
@@ -499,6 +503,70 @@ func dictEncode(t *arrow.DictionaryType, vd arrow.ArrayData, mem memory.Allocato
 	d := a.Data()
 	d.Retain()
 	return d, nil
+}
+
+// dictEncodeFixed dictionary-encodes fixed-width values of w bytes by their
+// bit patterns: every distinct pattern is its own dictionary item, so NaN
+// payloads and signs (and -0.0 vs +0.0) come back exactly as the page
+// stores them, as Lance 12 returns them (issue 12 item 1). arrow-go's
+// dictionary builder is not used for these: its float memo table hashes
+// every NaN as one canonical NaN and compares floats with cmp.Compare, so
+// all NaNs of an array collapsed onto the first NaN it saw. Null slots get
+// key 0 (an all-null array gets one zero item).
+func dictEncodeFixed(t *arrow.DictionaryType, vd arrow.ArrayData, w int) (arrow.ArrayData, error) {
+	kw := t.IndexType.(arrow.FixedWidthDataType).BitWidth() / 8
+	maxKey := uint64(1)<<(8*kw-1) - 1 // signed keys
+	if !arrow.IsSignedInteger(t.IndexType.ID()) {
+		maxKey = maxKey<<1 | 1
+	}
+	n, off := vd.Len(), vd.Offset()
+	var valid []byte
+	if bufs := vd.Buffers(); len(bufs) > 0 && bufs[0] != nil && vd.NullN() > 0 {
+		valid = bufs[0].Bytes()
+	}
+	var src []byte
+	if bufs := vd.Buffers(); len(bufs) > 1 && bufs[1] != nil {
+		src = bufs[1].Bytes()
+	}
+	if len(src) < (off+n)*w {
+		return nil, fmt.Errorf("datafile: %d %s values in %d bytes: %w", n, t.ValueType, len(src), ErrMalformed)
+	}
+	keys := make([]byte, n*kw)
+	var items []byte
+	ids := make(map[string]uint64)
+	for i := 0; i < n; i++ {
+		if valid != nil && !bitutil.BitIsSet(valid, off+i) {
+			continue // key 0
+		}
+		v := src[(off+i)*w : (off+i+1)*w]
+		id, ok := ids[string(v)]
+		if !ok {
+			id = uint64(len(ids))
+			if id > maxKey {
+				return nil, fmt.Errorf("datafile: more than %d distinct %s values for %s keys: %w", maxKey+1, t.ValueType, t.IndexType, ErrUnsupported)
+			}
+			ids[string(v)] = id
+			items = append(items, v...)
+		}
+		for j := 0; j < kw; j++ {
+			keys[i*kw+j] = byte(id >> (8 * j))
+		}
+	}
+	numItems := len(ids)
+	if numItems == 0 && n > 0 {
+		items, numItems = make([]byte, w), 1
+	}
+	dict := array.NewData(t.ValueType, numItems, []*memory.Buffer{nil, memory.NewBufferBytes(items)}, nil, 0, 0)
+	defer dict.Release()
+	var vb *memory.Buffer
+	nulls := 0
+	if valid != nil {
+		nulls = vd.NullN()
+		vcopy := make([]byte, bitutil.BytesForBits(int64(n)))
+		bitutil.CopyBitmap(valid, off, n, vcopy, 0)
+		vb = memory.NewBufferBytes(vcopy)
+	}
+	return array.NewDataWithDictionary(t, n, []*memory.Buffer{vb, memory.NewBufferBytes(keys)}, nulls, 0, dict), nil
 }
 
 // dictEncodeBool builds a dictionary of booleans (arrow-go has no builder for

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lancekeeper/lancekeeper/datafile"
+	"github.com/lancekeeper/lancekeeper/internal/arrowconcat"
 )
 
 // Late materialization: with a filter, a chunk's filter columns are read
@@ -223,7 +224,7 @@ func concatRecords(parts []arrow.RecordBatch, sch *arrow.Schema, mem memory.Allo
 		for k, p := range parts {
 			arrs[k] = p.Column(j)
 		}
-		c, err := array.Concatenate(arrs, mem)
+		c, err := arrowconcat.Exact(arrs, mem)
 		if err != nil {
 			return nil, err
 		}

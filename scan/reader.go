@@ -13,6 +13,7 @@ import (
 
 	"github.com/lancekeeper/lancekeeper/datafile"
 	"github.com/lancekeeper/lancekeeper/filter"
+	"github.com/lancekeeper/lancekeeper/internal/arrowconcat"
 )
 
 // Reader returns a streaming reader of the scan's rows: fragments in
@@ -497,7 +498,7 @@ func (r *reader) emit(fr *fragment, rec arrow.RecordBatch, ranges []datafile.Row
 				p.Release()
 			}
 		}()
-		return array.Concatenate(parts, r.mem)
+		return arrowconcat.Exact(parts, r.mem)
 	}
 	out := make([]arrow.Array, 0, len(s.out.Fields()))
 	release := func() {
@@ -598,7 +599,7 @@ func nested(a arrow.Array, path []string, mem memory.Allocator) (arrow.Array, er
 		bufs := append([]*memory.Buffer{memory.NewBufferBytes(bm)}, cd.Buffers()[1:]...)
 		// The new bitmap starts at bit 0: rebase a sliced child first.
 		if cd.Offset() != 0 {
-			cc, err := array.Concatenate([]arrow.Array{child}, mem)
+			cc, err := arrowconcat.Exact([]arrow.Array{child}, mem)
 			if err != nil {
 				return nil, err
 			}
@@ -637,7 +638,7 @@ func (s *Scanner) conform(a arrow.Array, fsch *datafile.Schema, fi int, id int32
 		return nil, fmt.Errorf("decodes as %s, the schema says %s", a.DataType(), want)
 	}
 	if st.Data().Offset() != 0 {
-		cc, err := array.Concatenate([]arrow.Array{st}, memory.DefaultAllocator)
+		cc, err := arrowconcat.Exact([]arrow.Array{st}, memory.DefaultAllocator)
 		if err != nil {
 			return nil, err
 		}

@@ -360,6 +360,7 @@ func TestUsToLance21_R_W1_W14_EveryTypeReadByLance12(t *testing.T) {
 			if _, err := p.CreateIndex(ctx, dir, "i32", peerlance.IndexBTree, "i32_idx"); err != nil {
 				t.Fatalf("Lance create index: %v", err)
 			}
+			requireOurRowsAsLance(ctx, t, p, dir, "after optimize")
 			lr, _, err := lanceRowsCanonical(ctx, p, dir)
 			if err != nil {
 				t.Fatal(err)

@@ -34,6 +34,7 @@ var layers = map[string]int{
 	"internal/deps":          0,
 	"internal/flatbuf":       0,
 	"internal/floatorder":    0,
+	"internal/arrowconcat":   0,
 	"internal/truncate":      0,
 	"flags":                  0,
 	"store":                  0,
