@@ -1138,26 +1138,32 @@ func (w *Writer) Close() (*WriteResult, error) {
 		return nil, ErrEmptyFile
 	}
 	// The last pages of every leaf and the seeds are encoded concurrently.
+	// A v1 seed is appended straight to its own buffer (AppendFinish: no
+	// decoded Seed is built); a v0 seed is re-encoded from the decoded Seed.
 	seedRes := make([]SeedResult, len(w.seeds))
-	seedEnc := make([]*seedio.EncodedSeed, len(w.seeds))
+	seedIPC := make([][]byte, len(w.seeds))
 	err := w.finishLanes(func(j int) {
 		s := w.seeds[j]
-		sr := SeedResult{Column: s.name, Err: s.err}
-		var enc *seedio.EncodedSeed
-		if s.err == nil {
-			enc, sr.Err = s.collector.Finish()
-		} else if s.collector != nil {
-			s.collector.Reset()
-		}
-		sr.Version = 1
-		if sr.Err == nil && enc != nil && s.v0 {
-			sr.Version = 0
-			var ipc []byte
-			if ipc, sr.Err = seedio.EncodeV0(&enc.Seed); sr.Err == nil {
-				enc.IPC = ipc
+		sr := SeedResult{Column: s.name, Err: s.err, Version: 1}
+		var ipc []byte
+		switch {
+		case s.err != nil:
+			if s.collector != nil {
+				s.collector.Reset()
 			}
+		case s.v0:
+			sr.Version = 0
+			var enc *seedio.EncodedSeed
+			if enc, sr.Err = s.collector.Finish(); sr.Err == nil && enc != nil {
+				ipc, sr.Err = seedio.EncodeV0(&enc.Seed)
+			}
+		default:
+			ipc, sr.Err = s.collector.AppendFinish(nil)
 		}
-		seedRes[j], seedEnc[j] = sr, enc
+		if sr.Err != nil {
+			ipc = nil
+		}
+		seedRes[j], seedIPC[j] = sr, ipc
 	})
 	if err != nil {
 		return nil, err
@@ -1185,17 +1191,18 @@ func (w *Writer) Close() (*WriteResult, error) {
 		extra = append(extra, r)
 	}
 	for j, s := range w.seeds {
-		sr, enc := seedRes[j], seedEnc[j]
-		if sr.Err == nil && enc != nil {
-			r, err := w.writeBuffer(enc.IPC)
+		sr, ipc := seedRes[j], seedIPC[j]
+		if sr.Err == nil && len(ipc) > 0 {
+			r, err := w.writeBuffer(ipc)
 			if err != nil {
 				return nil, err
 			}
 			extra = append(extra, r)
+			rpz := s.collector.RowsPerZone()
 			sr.BufferIndex = uint32(len(extra))
-			sr.RowsPerZone = enc.RowsPerZone
-			sr.Size = len(enc.IPC)
-			sr.Locator = seedio.FormatLocator(sr.BufferIndex, enc.RowsPerZone)
+			sr.RowsPerZone = rpz
+			sr.Size = len(ipc)
+			sr.Locator = seedio.FormatLocator(sr.BufferIndex, rpz)
 			w.lance.Metadata[seedio.LocatorKey(s.name)] = sr.Locator
 		}
 		res.Seeds = append(res.Seeds, sr)

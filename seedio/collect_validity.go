@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math/bits"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -187,12 +188,15 @@ func (n *nullRecorder) flush() {
 // cardinality is at most 4096, else a bitmap container; the run cookie
 // (12347, with an offset header from 4 containers on) is used when any
 // container is a run container, the plain cookie (12346) otherwise.
-func (n *nullRecorder) serialize() []byte {
+func (n *nullRecorder) serialize() []byte { return n.appendSerialized(nil) }
+
+// appendSerialized is serialize appending to dst (grown at most once).
+func (n *nullRecorder) appendSerialized(dst []byte) []byte {
 	n.flush()
 	size := len(n.keys)
 	if size == 0 {
 		out, _ := hex.DecodeString(emptyNullBitmapHex)
-		return out
+		return append(dst, out...)
 	}
 	// Choose representations and build the container payloads.
 	type rep struct {
@@ -237,7 +241,7 @@ func (n *nullRecorder) serialize() []byte {
 	for _, r := range reps {
 		total += len(r.payload)
 	}
-	raw := make([]byte, 0, total)
+	raw := slices.Grow(dst, total)
 	if anyRun {
 		raw = binary.LittleEndian.AppendUint32(raw, roaringCookieRun|uint32(size-1)<<16)
 		flags := make([]byte, (size+7)/8)

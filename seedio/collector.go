@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -129,6 +130,10 @@ type Collector struct {
 	zoneLens []uint64
 	err      error
 	fb       *flatbuffers.Builder // reused by Finish's IPC writer
+	// AppendFinish's working memory, reused from seed to seed.
+	zoneBuf []Zone
+	rawBuf  []byte
+	body    fastBody
 }
 
 // boundsFiller is implemented by accumulators that set the bounds of all
@@ -278,9 +283,89 @@ func (c *Collector) Reset() {
 // Finish closes the last (possibly short) zone and encodes the seed. It
 // returns (nil, nil) when no rows were observed (R11: no seed, no locator),
 // and the sticky error if Observe failed (R64). The collector is reset in
-// every case, ready for the next data file (R21, R51).
+// every case, ready for the next data file (R21, R51). The returned seed
+// owns its memory; AppendFinish is the form for writers that only need the
+// bytes.
 func (c *Collector) Finish() (*EncodedSeed, error) {
 	defer c.Reset()
+	zones, err := c.closeAll(nil)
+	if err != nil || zones == nil {
+		return nil, err
+	}
+	raw := c.nulls.serialize()
+	// raw is this seed's own buffer and is never modified: the bitmap can
+	// reference it (its containers copy on write).
+	bm := roaring.New()
+	if m, err := bm.FromUnsafeBytes(raw); err != nil || m != int64(len(raw)) {
+		return nil, fmt.Errorf("%w: column %q: null bitmap: read %d of %d bytes: %v", ErrEncode, c.field.Name, m, len(raw), err)
+	}
+	if c.fb == nil {
+		c.fb = flatbuffers.NewBuilder(0)
+	}
+	var ipcBytes []byte
+	var hexStr string
+	if out, at, ok := encodeZonesFastRaw(c.fb, nil, nil, c.valueType, zones, raw); ok {
+		// The hex digits were written once, into the IPC bytes, which are
+		// never modified: NullBitmapHex shares them.
+		ipcBytes = out
+		hexStr = unsafe.String(&out[at], 2*len(raw))
+	} else {
+		if ipcBytes, hexStr, err = c.encodeSlow(zones, raw); err != nil {
+			return nil, err
+		}
+	}
+	return &EncodedSeed{
+		Column:        c.field.Name,
+		IPC:           ipcBytes,
+		NullBitmapHex: hexStr,
+		Seed: Seed{
+			Version:            1,
+			ValueType:          c.valueType,
+			RowsPerZone:        c.rpz,
+			NumRows:            c.rows,
+			Zones:              zones,
+			NullBitmap:         bm,
+			NullPositionsExact: true,
+		},
+	}, nil
+}
+
+// AppendFinish is Finish for a writer that only needs the seed's bytes: it
+// appends the seed's Arrow IPC file — byte for byte the EncodedSeed.IPC
+// Finish would return — to dst and returns the extended slice, without
+// building the decoded Seed. With no rows observed it returns dst unchanged
+// (R11: no seed); on error it returns dst unchanged and the error (R64: no
+// seed either). The collector is reset in every case. Its working memory
+// (zones, serialized null bitmap, record batch body) is kept and reused by
+// the next AppendFinish, so that with a dst of sufficient capacity a seed
+// costs no allocation proportional to its size.
+func (c *Collector) AppendFinish(dst []byte) ([]byte, error) {
+	defer c.Reset()
+	zones, err := c.closeAll(c.zoneBuf[:0])
+	if err != nil || zones == nil {
+		return dst, err
+	}
+	c.zoneBuf = zones
+	defer clear(zones) // drop the boxed bounds until the next seed
+	raw := c.nulls.appendSerialized(c.rawBuf[:0])
+	c.rawBuf = raw
+	if c.fb == nil {
+		c.fb = flatbuffers.NewBuilder(0)
+	}
+	if out, _, ok := encodeZonesFastRaw(c.fb, &c.body, dst, c.valueType, zones, raw); ok {
+		return out, nil
+	}
+	ipcBytes, _, err := c.encodeSlow(zones, raw)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, ipcBytes...), nil
+}
+
+// closeAll closes the last zone and returns every zone's statistics and
+// bounds, appended to buf; nil zones (and nil error) when no rows were
+// observed; the sticky error if Observe failed.
+func (c *Collector) closeAll(buf []Zone) ([]Zone, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -292,7 +377,7 @@ func (c *Collector) Finish() (*EncodedSeed, error) {
 			return nil, err
 		}
 	}
-	zones := make([]Zone, len(c.zones))
+	zones := slices.Grow(buf[:0], len(c.zones))[:len(c.zones)]
 	var start uint64
 	for i, z := range c.zones {
 		zones[i] = Zone{Index: i, Start: start, Stats: Stats{
@@ -313,49 +398,22 @@ func (c *Collector) Finish() (*EncodedSeed, error) {
 			zones[i].Min, zones[i].Max = c.acc.zoneBounds(i)
 		}
 	}
-	raw := c.nulls.serialize()
-	// raw is this seed's own buffer and is never modified: the bitmap can
-	// reference it (its containers copy on write).
-	bm := roaring.New()
-	if m, err := bm.FromUnsafeBytes(raw); err != nil || m != int64(len(raw)) {
-		return nil, fmt.Errorf("%w: column %q: null bitmap: read %d of %d bytes: %v", ErrEncode, c.field.Name, m, len(raw), err)
-	}
-	var ipcBytes []byte
-	var hexStr string
 	if err := checkZoneCounts(zones); err != nil {
 		return nil, fmt.Errorf("column %q: %w", c.field.Name, err)
 	}
-	if c.fb == nil {
-		c.fb = flatbuffers.NewBuilder(0)
+	return zones, nil
+}
+
+// encodeSlow encodes the seed with arrow-go's IPC writer (value types the
+// fast encoder does not handle); the hex digits are written once and never
+// modified, so the returned string shares their bytes.
+func (c *Collector) encodeSlow(zones []Zone, raw []byte) ([]byte, string, error) {
+	hexBuf := make([]byte, hex.EncodedLen(len(raw)))
+	hexEncode(hexBuf, raw)
+	hexStr := unsafe.String(unsafe.SliceData(hexBuf), len(hexBuf))
+	ipcBytes, err := encodeZones(c.valueType, zones, &hexStr)
+	if err != nil {
+		return nil, "", fmt.Errorf("column %q: %w", c.field.Name, err)
 	}
-	if out, at, ok := encodeZonesFastRaw(c.fb, c.valueType, zones, raw); ok {
-		// The hex digits were written once, into the IPC bytes, which are
-		// never modified: NullBitmapHex shares them.
-		ipcBytes = out
-		hexStr = unsafe.String(&out[at], 2*len(raw))
-	} else {
-		// The hex digits are written once and never modified, so the
-		// string can share their bytes.
-		hexBuf := make([]byte, hex.EncodedLen(len(raw)))
-		hexEncode(hexBuf, raw)
-		hexStr = unsafe.String(unsafe.SliceData(hexBuf), len(hexBuf))
-		var err error
-		if ipcBytes, err = encodeZones(c.valueType, zones, &hexStr); err != nil {
-			return nil, fmt.Errorf("column %q: %w", c.field.Name, err)
-		}
-	}
-	return &EncodedSeed{
-		Column:        c.field.Name,
-		IPC:           ipcBytes,
-		NullBitmapHex: hexStr,
-		Seed: Seed{
-			Version:            1,
-			ValueType:          c.valueType,
-			RowsPerZone:        c.rpz,
-			NumRows:            c.rows,
-			Zones:              zones,
-			NullBitmap:         bm,
-			NullPositionsExact: true,
-		},
-	}, nil
+	return ipcBytes, hexStr, nil
 }

@@ -129,6 +129,30 @@ func wPropRunOne(t *testing.T, rng *rand.Rand, name string, pc wPropCase, rpz ui
 		t.Errorf("%s: Finish: %v", name, err)
 		return false
 	}
+	// AppendFinish writes the same bytes as Finish, after any prefix, and
+	// again on its reused working memory (a second data file's column).
+	for round := range 2 {
+		for _, b := range batches {
+			if err := c.Observe(b); err != nil {
+				t.Errorf("%s: Observe (AppendFinish round %d): %v", name, round, err)
+				return false
+			}
+		}
+		prefix := make([]byte, rng.IntN(9), 16+rng.IntN(64))
+		got, err := c.AppendFinish(prefix)
+		if err != nil {
+			t.Errorf("%s: AppendFinish round %d: %v", name, round, err)
+			return false
+		}
+		var wantIPC []byte
+		if seed != nil {
+			wantIPC = seed.IPC
+		}
+		if !bytes.Equal(got[:len(prefix)], prefix) || !bytes.Equal(got[len(prefix):], wantIPC) {
+			t.Errorf("%s: AppendFinish round %d: %d bytes after a %d-byte prefix, Finish wrote %d different bytes", name, round, len(got)-len(prefix), len(prefix), len(wantIPC))
+			return false
+		}
+	}
 	L := maxBound
 	if L == 0 {
 		L = DefaultMaxBoundBytes

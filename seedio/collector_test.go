@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -1037,5 +1038,87 @@ func TestWriterR48_NullBitmapContainerKinds(t *testing.T) {
 				t.Fatalf("array-only bitmap should use cookie 12346: %s", s.NullBitmapHex[:8])
 			}
 		})
+	}
+}
+
+// AppendFinish (R11, R21, R51, R64): no rows leaves dst as it was; a sticky
+// Observe error leaves dst as it was and is returned; the collector is
+// reset either way; a seed is appended after dst's bytes.
+func TestWriterR11_R64_AppendFinishNoRowsAndErrorsLeaveDst(t *testing.T) {
+	c, _ := NewCollector(wField(i32T), CollectorOptions{})
+	dst := []byte("prefix")
+	if got, err := c.AppendFinish(dst); err != nil || string(got) != "prefix" {
+		t.Fatalf("no rows: %q, %v", got, err)
+	}
+	if err := c.Observe(wArr(t, i64T, int64(1))); !errors.Is(err, ErrObserveType) {
+		t.Fatalf("type mismatch: %v", err)
+	}
+	if got, err := c.AppendFinish(dst); !errors.Is(err, ErrObserveType) || string(got) != "prefix" {
+		t.Fatalf("sticky error: %q, %v", got, err)
+	}
+	if err := c.Observe(wArr(t, i32T, int32(3), nil)); err != nil {
+		t.Fatalf("after reset: %v", err)
+	}
+	got, err := c.AppendFinish(dst)
+	if err != nil || !bytes.HasPrefix(got, dst) {
+		t.Fatalf("seed: %v", err)
+	}
+	s, err := Decode(got[len(dst):], DecodeOptions{RowsPerZone: DefaultRowsPerZone, NumRows: 2, ColumnType: i32T, TableFlagged: true})
+	if err != nil || len(s.Zones) != 1 || s.Zones[0].NullCount != 1 || s.Zones[0].Min != int32(3) {
+		t.Fatalf("Decode(appended seed) = %+v, %v", s, err)
+	}
+}
+
+// AppendFinish keeps its working memory (zones, serialized null bitmap,
+// record batch body): the next data file's seed, appended to a buffer that
+// has room, allocates only a few small objects (the boxed bounds), far less
+// than the seed's size — what lets a writer collect seeds without garbage
+// proportional to them.
+func TestWriterR21_R51_AppendFinishReusesWorkingMemory(t *testing.T) {
+	const rows = 200_000
+	b := array.NewFloat64Builder(wMem)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range rows {
+		if rng.IntN(50) == 0 {
+			b.AppendNull()
+			continue
+		}
+		b.Append(float64(i) * 1.5)
+	}
+	arr := b.NewArray()
+	defer arr.Release()
+	c, err := NewCollector(wField(f64T), CollectorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dst []byte
+	once := func() {
+		if err := c.Observe(arr); err != nil {
+			t.Fatal(err)
+		}
+		if dst, err = c.AppendFinish(dst[:0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	once()
+	seedSize := len(dst)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const n = 20
+	for range n {
+		once()
+	}
+	runtime.ReadMemStats(&after)
+	perSeed := (after.TotalAlloc - before.TotalAlloc) / n
+	if allocs := (after.Mallocs - before.Mallocs) / n; allocs > 8 || perSeed*8 > uint64(seedSize) {
+		t.Fatalf("AppendFinish of a %d-byte seed allocates %d objects, %d bytes per seed", seedSize, allocs, perSeed)
+	}
+	ref, _ := NewCollector(wField(f64T), CollectorOptions{})
+	if err := ref.Observe(arr); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ref.Finish()
+	if err != nil || !bytes.Equal(s.IPC, dst) {
+		t.Fatalf("AppendFinish wrote %d bytes, Finish %d different ones (%v)", len(dst), len(s.IPC), err)
 	}
 }

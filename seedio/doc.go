@@ -16,7 +16,9 @@
 //     configurable length (§6.2). Memory is proportional to the number of
 //     zones, never to the number of rows: input arrays are not retained.
 //     [Collector.Finish] returns an [EncodedSeed]: the IPC bytes and the Seed
-//     they encode.
+//     they encode; [Collector.AppendFinish] appends the same bytes to a
+//     caller's buffer without building the Seed, reusing its working memory
+//     from one data file to the next (what the data-file writer calls).
 //   - [Encode] writes a Seed as a complete, uncompressed Arrow IPC file with
 //     exactly one record batch and the version-1 schema (R9–R18), including
 //     the hex-encoded portable Roaring bitmap of null row offsets (R41–R48).

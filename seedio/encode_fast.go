@@ -27,6 +27,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -478,34 +479,39 @@ func encodeZonesFast(valueType arrow.DataType, zones []Zone, nullBitmapHex *stri
 	if nullBitmapHex != nil {
 		hexLen = len(*nullBitmapHex)
 	}
-	out, _, ok := encodeZonesFastTo(nil, valueType, zones, nullBitmapHex, nil, hexLen)
+	out, _, ok := encodeZonesFastTo(nil, nil, nil, valueType, zones, nullBitmapHex, nil, hexLen)
 	return out, ok
 }
 
 // encodeZonesFastRaw is encodeZonesFast with the seed_null_bitmap value given
 // as the serialized bitmap raw: its hex digits are written once, straight
 // into the schema message of the output, and copied into the footer's
-// schema. hexAt is where they start in out. b (may be nil) is a builder to
-// reuse; it is reset first.
-func encodeZonesFastRaw(b *flatbuffers.Builder, valueType arrow.DataType, zones []Zone, raw []byte) (out []byte, hexAt int, ok bool) {
-	return encodeZonesFastTo(b, valueType, zones, nil, raw, 2*len(raw))
+// schema. The file is appended to dst (nil: a new slice); hexAt is where
+// the digits start in the returned slice. b (may be nil) is a builder to
+// reuse; it is reset first. body (may be nil) is scratch space for the
+// record batch body, reused across calls (its slices are truncated first).
+func encodeZonesFastRaw(b *flatbuffers.Builder, body *fastBody, dst []byte, valueType arrow.DataType, zones []Zone, raw []byte) (out []byte, hexAt int, ok bool) {
+	return encodeZonesFastTo(b, body, dst, valueType, zones, nil, raw, 2*len(raw))
 }
 
-// encodeZonesFastTo writes the IPC file; the bitmap hex is *nullBitmapHex,
-// or the hex of raw when hexLen >= 0 and nullBitmapHex is nil, or absent.
-func encodeZonesFastTo(b *flatbuffers.Builder, valueType arrow.DataType, zones []Zone, nullBitmapHex *string, raw []byte, hexLen int) (_ []byte, hexAt int, _ bool) {
+// encodeZonesFastTo appends the IPC file to dst; the bitmap hex is
+// *nullBitmapHex, or the hex of raw when hexLen >= 0 and nullBitmapHex is
+// nil, or absent. On ok=false dst is returned unchanged.
+func encodeZonesFastTo(b *flatbuffers.Builder, body *fastBody, dst []byte, valueType arrow.DataType, zones []Zone, nullBitmapHex *string, raw []byte, hexLen int) (_ []byte, hexAt int, _ bool) {
 	lay, ok := fastLayout(valueType)
 	if !ok {
-		return nil, -1, false
+		return dst, -1, false
 	}
-	var body fastBody
+	if body == nil {
+		body = new(fastBody)
+	}
 	n := len(zones)
 	est := 2*(pad8(n*fastBoundMaxFixedSize)+pad8((n+7)/8)+pad8((n+1)*8)) + 3*pad8(4*n) + pad8(8*n)
-	body.buf = make([]byte, 0, est)
-	body.nodes = make([][2]int64, 0, 6)
-	body.buffers = make([][2]int64, 0, 14)
+	body.buf = slices.Grow(body.buf[:0], est)
+	body.nodes = slices.Grow(body.nodes[:0], 6)
+	body.buffers = slices.Grow(body.buffers[:0], 14)
 	if !body.boundColumn(valueType, lay, zones, false) || !body.boundColumn(valueType, lay, zones, true) {
-		return nil, -1, false
+		return dst, -1, false
 	}
 	body.countColumn(zones, 4, func(z Zone) uint64 { return z.NullCount })
 	body.countColumn(zones, 4, func(z Zone) uint64 { return z.NaNCount })
@@ -527,7 +533,8 @@ func encodeZonesFastTo(b *flatbuffers.Builder, valueType arrow.DataType, zones [
 	}
 	schemaOff, hexEnd := fbSchemaHex(b, valueType, nullBitmapHex, placeholder)
 	schemaMsg := fbMessage(b, fbHeaderSchema, schemaOff, 0)
-	out := make([]byte, 0, 2*(max(hexLen, 0)+1024)+len(body.buf)+64*len(body.buffers)+64)
+	start := len(dst)
+	out := slices.Grow(dst, 2*(max(hexLen, 0)+1024)+len(body.buf)+64*len(body.buffers)+64)
 	out = append(out, "ARROW1\x00\x00"...)
 	hexAt = -1
 	if placeholder >= 0 {
@@ -559,7 +566,7 @@ func encodeZonesFastTo(b *flatbuffers.Builder, valueType arrow.DataType, zones [
 	b.PrependUOffsetTSlot(2, buffers, 0)
 	rec := b.EndObject()
 	recMsg := fbMessage(b, fbHeaderRecordBatch, rec, int64(len(body.buf)))
-	blockOffset := len(out)
+	blockOffset := len(out) - start
 	out, metaLen := appendMessage(out, recMsg)
 	out = append(out, body.buf...)
 	out = binary.LittleEndian.AppendUint32(out, ipcContinuation) // end of stream
