@@ -18,6 +18,11 @@ func hexEncode(dst, src []byte) {
 		ones       = 0x0101_0101_0101_0101
 	)
 	i, j := 0, 0
+	if n := len(src) &^ 15; useAVX2 && n > 0 {
+		_ = dst[2*n-1]
+		hexEncodeAVX2(&dst[0], &src[0], n)
+		i, j = n, 2*n
+	}
 	for ; i+4 <= len(src); i, j = i+4, j+8 {
 		x := uint64(binary.LittleEndian.Uint32(src[i:]))
 		x = (x | x<<16) & 0x0000_FFFF_0000_FFFF

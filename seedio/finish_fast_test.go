@@ -20,7 +20,12 @@ func TestR44_HexEncodeMatchesEncodingHex(t *testing.T) {
 		all[i] = byte(i)
 	}
 	inputs := [][]byte{nil, all}
-	for n := 1; n < 80; n++ {
+	for n := 1; n < 80 || n == 1000 || n == 4099; n++ {
+		if n == 80 {
+			n = 1000
+		} else if n == 1001 {
+			n = 4099
+		}
 		b := make([]byte, n)
 		for i := range b {
 			b[i] = byte(rng.Uint32())
@@ -28,12 +33,31 @@ func TestR44_HexEncodeMatchesEncodingHex(t *testing.T) {
 		inputs = append(inputs, b)
 	}
 	for _, src := range inputs {
-		got := make([]byte, 2*len(src))
-		hexEncode(got, src)
-		if want := hex.EncodeToString(src); string(got) != want {
-			t.Fatalf("len %d: got %s, want %s", len(src), got, want)
-		}
+		checkHexEncode(t, src)
 	}
+}
+
+// checkHexEncode: hexEncode writes encoding/hex's digits and nothing past
+// them.
+func checkHexEncode(t *testing.T, src []byte) {
+	t.Helper()
+	got := make([]byte, 2*len(src)+40)
+	for i := range got {
+		got[i] = '#'
+	}
+	hexEncode(got, src)
+	if want := hex.EncodeToString(src) + strings.Repeat("#", 40); string(got) != want {
+		t.Fatalf("len %d: got %s, want %s", len(src), got, want)
+	}
+}
+
+// FuzzHexEncode: the SIMD and SWAR hex writers give encoding/hex's bytes
+// (R44) for any input.
+func FuzzHexEncode(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte("0123456789abcdef\xff\x00\x7f\x80"))
+	f.Add([]byte(strings.Repeat("\xfe\x01", 40)))
+	f.Fuzz(func(t *testing.T, src []byte) { checkHexEncode(t, src) })
 }
 
 // TestBoxSharedKeepsTypesAndValues: bounds boxed into one shared backing

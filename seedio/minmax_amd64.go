@@ -71,3 +71,9 @@ func minmax64MaskedAVX512(p *int64, n int, valid *byte, flip int64, out *[16]int
 //
 //go:noescape
 func minmaxF64MaskedAVX512(p *uint64, n int, valid *byte, out *[16]int64) (nans, negs int)
+
+// hexEncodeAVX2 writes the lowercase hex digits of src[0:n] to dst[0:2n];
+// n must be a multiple of 16. Requires useAVX2.
+//
+//go:noescape
+func hexEncodeAVX2(dst, src *byte, n int)

@@ -766,3 +766,44 @@ pret:
 	MOVQ AX, done+72(FP)
 	VZEROUPPER
 	RET
+
+// Lowercase hex digits, repeated in both 128-bit lanes for VPSHUFB.
+DATA hexDigits<>+0(SB)/8, $"01234567"
+DATA hexDigits<>+8(SB)/8, $"89abcdef"
+DATA hexDigits<>+16(SB)/8, $"01234567"
+DATA hexDigits<>+24(SB)/8, $"89abcdef"
+GLOBL hexDigits<>(SB), RODATA|NOPTR, $32
+
+// func hexEncodeAVX2(dst, src *byte, n int)
+// Writes the 2n lowercase hex digits of src[0:n] to dst, 16 input bytes per
+// step (n must be a multiple of 16): each byte is zero-extended to a 16-bit
+// lane holding its high nibble in the low byte and its low nibble in the
+// high byte (first digit at the lower address), and the 32 nibbles are
+// looked up in the digit table.
+TEXT ·hexEncodeAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVDQU hexDigits<>(SB), Y14
+	MOVL    $0x0F000F00, AX
+	MOVD    AX, X15
+	VPBROADCASTD X15, Y15
+
+hexloop:
+	CMPQ      CX, $16
+	JLT       hexdone
+	VPMOVZXBW (SI), Y1
+	VPSRLW    $4, Y1, Y2
+	VPSLLW    $8, Y1, Y3
+	VPAND     Y15, Y3, Y3
+	VPOR      Y2, Y3, Y4
+	VPSHUFB   Y4, Y14, Y5
+	VMOVDQU   Y5, (DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	SUBQ      $16, CX
+	JMP       hexloop
+
+hexdone:
+	VZEROUPPER
+	RET

@@ -37,3 +37,7 @@ func minmax64MaskedAVX512(p *int64, n int, valid *byte, flip int64, out *[16]int
 func minmaxF64MaskedAVX512(p *uint64, n int, valid *byte, out *[16]int64) (nans, negs int) {
 	panic("seedio: minmaxF64MaskedAVX512 without amd64 assembly")
 }
+
+func hexEncodeAVX2(dst, src *byte, n int) {
+	panic("seedio: hexEncodeAVX2 without amd64 assembly")
+}
