@@ -182,8 +182,11 @@ func (n *nullRecorder) flush() {
 // portable Roaring layout, run-optimised like roaring's RunOptimize
 // followed by ToBytes (R42, R48) — byte for byte, except where roaring/v2
 // keeps a run container larger than the bitmap container of the same
-// values (then this form is the smaller one; both decode to the same set,
-// FuzzNullRecorderMatchesRoaring): a container becomes a run container when
+// values (then every container of this form is the smallest for its values
+// and both decode to the same set, FuzzNullRecorderMatchesRoaring; the
+// whole can still be a few bytes longer than roaring's, at most 15, when
+// roaring's extra run container earns the run cookie's shorter header):
+// a container becomes a run container when
 // 2 + 4·runs < min(8192, 2·cardinality), else an array container when its
 // cardinality is at most 4096, else a bitmap container; the run cookie
 // (12347, with an offset header from 4 containers on) is used when any

@@ -2,6 +2,7 @@ package seedio
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 
@@ -123,11 +124,107 @@ func nullRecorderCase(t *testing.T, rng *rand.Rand, iter, rows int) {
 		if want.IsEmpty() {
 			return // the collector writes the empty bitmap's constant (TestR44_EmptyStringIsEmptyBitmap)
 		}
-		if len(got) < len(wb) && gb.Stats().RunContainers < want.Stats().RunContainers {
-			return // roaring kept a run container where a smaller one exists
+		if !smallestContainers(t, got) {
+			t.Fatalf("iter %d: a container of our serialization is not the smallest for its values", iter)
+		}
+		if roaringKeptLargerRun(t, wb) {
+			// Roaring kept a run container where a smaller one exists; the
+			// whole serialization may still be shorter than ours when that
+			// run container alone earns the run cookie's shorter header
+			// (input f7b1865bdae8d334: 2,049 runs, 8,198 bytes against an
+			// 8,192-byte bitmap, and a header 15 bytes shorter). Ours holds
+			// the smallest container for every chunk (checked above).
+			return
 		}
 		if !bytes.Equal(got, wb) {
 			t.Fatalf("iter %d (rows %d, density %g): serialized bitmap differs from roaring's (%d vs %d bytes)", iter, rows, p, len(got), len(wb))
 		}
 	}
+}
+
+// roaringContainer is one container of a portable Roaring serialization:
+// its key, cardinality, whether it is a run container, and its payload size.
+type roaringContainer struct {
+	key        uint16
+	card, size int
+	run        bool
+}
+
+// parseRoaringContainers lists the containers of the portable serialization
+// b (walking the payloads in order, as a reader without offsets does).
+func parseRoaringContainers(t *testing.T, b []byte) []roaringContainer {
+	t.Helper()
+	cookie := binary.LittleEndian.Uint32(b)
+	var n, at int
+	var flags []byte
+	if cookie&0xFFFF == roaringCookieRun {
+		n = int(cookie>>16) + 1
+		flags = b[4 : 4+(n+7)/8]
+		at = 4 + (n+7)/8
+	} else {
+		n = int(binary.LittleEndian.Uint32(b[4:]))
+		at = 8
+	}
+	desc := at
+	at += 4 * n
+	if flags == nil || n >= roaringNoOffsetMax {
+		at += 4 * n
+	}
+	out := make([]roaringContainer, n)
+	for i := range out {
+		c := &out[i]
+		c.key = binary.LittleEndian.Uint16(b[desc+4*i:])
+		c.card = int(binary.LittleEndian.Uint16(b[desc+4*i+2:])) + 1
+		c.run = flags != nil && flags[i/8]&(1<<(i%8)) != 0
+		switch {
+		case c.run:
+			c.size = 2 + 4*int(binary.LittleEndian.Uint16(b[at:]))
+		case c.card > roaringArrayMax:
+			c.size = roaringBitmapBytes
+		default:
+			c.size = 2 * c.card
+		}
+		at += c.size
+	}
+	if at != len(b) {
+		t.Fatalf("roaring serialization of %d bytes: containers end at %d", len(b), at)
+	}
+	return out
+}
+
+// roaringKeptLargerRun: some run container of b is larger than the bitmap
+// or array container of the same values.
+func roaringKeptLargerRun(t *testing.T, b []byte) bool {
+	t.Helper()
+	for _, c := range parseRoaringContainers(t, b) {
+		if c.run && c.size > min(roaringBitmapBytes, 2*c.card) {
+			return true
+		}
+	}
+	return false
+}
+
+// smallestContainers: every container of b is the smallest of the three
+// kinds for its values (a run container only when 2 + 4·runs is below both
+// the bitmap's and the array's size — the recorder's rule).
+func smallestContainers(t *testing.T, b []byte) bool {
+	t.Helper()
+	bm := roaring.New()
+	if _, err := bm.FromBuffer(b); err != nil {
+		t.Fatal(err)
+	}
+	runs := map[uint16]int{}
+	prev := int64(-2)
+	for _, v := range bm.ToArray() {
+		if int64(v) != prev+1 || v&0xFFFF == 0 {
+			runs[uint16(v>>16)]++
+		}
+		prev = int64(v)
+	}
+	for _, c := range parseRoaringContainers(t, b) {
+		if (2+4*runs[c.key] < min(roaringBitmapBytes, 2*c.card)) != c.run {
+			return false
+		}
+	}
+	return true
 }
