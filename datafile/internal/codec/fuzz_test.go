@@ -148,6 +148,10 @@ func FuzzCompressiveEncoding(f *testing.F) {
 	}
 	rle := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Rle{Rle: &pb21.Rle{Values: flat(16), RunLengths: flat(8)}}}
 	f.Add(encBytes(rle), []byte{6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 4, 1, 5}, []byte{4, 1, 5}, uint64(10))
+	// 2.3 (Lance 12 after optimize): run lengths out-of-line bit-packed
+	rleP := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Rle{Rle: &pb21.Rle{Values: flat(16),
+		RunLengths: &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_OutOfLineBitpacking{OutOfLineBitpacking: &pb21.OutOfLineBitpacking{UncompressedBitsPerValue: 8, Values: flat(3)}}}}}}
+	f.Add(encBytes(rleP), []byte{0, 0, 1, 0, 0, 0}, []byte{4, 1, 5}, uint64(10))
 	v := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Variable{Variable: &pb21.Variable{Offsets: flat(32)}}}
 	f.Add(encBytes(v), []byte{12, 0, 0, 0, 13, 0, 0, 0, 15, 0, 0, 0, 'a', 'b', 'c', 0x48}, []byte(nil), uint64(2))
 	f.Add(encBytes(v), []byte{32, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 'x'}, []byte(nil), uint64(1))
