@@ -10,6 +10,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -190,8 +191,32 @@ func TestLanceToUs23_S2_5_LanceCreatesWeAppendLanceReadsAppendsOptimizes(t *test
 	// We append (two files), Lance reads every row value by value.
 	rec1 := batch23(10_000, 3000, 1)
 	defer rec1.Release()
-	writeOurs(ctx, t, st, rec1, commit.WriteOptions{Mode: commit.ModeAppend, MaxRowsPerFile: 2000}, model)
+	w1 := writeOurs(ctx, t, st, rec1, commit.WriteOptions{Mode: commit.ModeAppend, MaxRowsPerFile: 2000}, model)
 	requireFiles23(ctx, t, st, "our append")
+	// W11: our 2.3 files carry RLE pages, with u8 run lengths (the datafile
+	// test TestSpec21_2_5_W3_W11_W12_V23FileIsTheV22FileWithFooterMinor3
+	// proves every run-length width is 8), which Lance 12 must read below.
+	rlePages := 0
+	for _, wf := range w1.Files {
+		f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(wf.Path), datafile.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ci := range f.NumColumns() {
+			for _, pg := range f.Column(ci).Pages {
+				kinds, err := pg.Kinds()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if slices.Contains(kinds, "rle") {
+					rlePages++
+				}
+			}
+		}
+	}
+	if rlePages == 0 {
+		t.Fatal("our 2.3 files hold no RLE page: the test no longer shows Lance 12 reading our u8 runs")
+	}
 	requireLanceRows(ctx, t, p, dir, "our append to Lance's 2.3 table", model, cols)
 
 	// A seeded (v1) append on a copy: the seeds verify sound; the flag
