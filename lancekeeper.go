@@ -328,7 +328,8 @@ func WithMaxRowsPerFile(n int) Option {
 }
 
 // WithStorageVersion sets the data storage version of the files written:
-// "2.0", "2.1" or "2.2" (Create's default, as Lance 12's). An append
+// "2.0", "2.1", "2.2" (Create's default, as Lance 12's; "stable") or
+// "2.3" (Lance 12's "next"; 2.2's encodings, footer (2,3)). An append
 // always writes the table's version; an overwrite keeps it unless this is
 // given. For Create and Overwrite (and Append, where it must equal the
 // table's).

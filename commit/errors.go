@@ -51,8 +51,9 @@ var ErrSeedsNotEnabled = errors.New("v1 zone write seeds are not enabled for thi
 var ErrInvalidTransaction = errors.New("invalid transaction")
 
 // ErrStorageVersion is wrapped when the data files cannot be written at the
-// table's (or the requested) data storage version: legacy 0.1 tables, 2.3,
-// or an append asking for another version than the table's.
+// table's (or the requested) data storage version: legacy 0.1 tables (Lance
+// v1 files), a version Lance 12 does not know, or an append asking for
+// another version than the table's.
 var ErrStorageVersion = errors.New("data storage version not writable")
 
 type sentinelConflict struct {

@@ -97,10 +97,12 @@ type WriteOptions struct {
 	// Config is upserted into the table config by create and overwrite.
 	Config map[string]string
 	// DataStorageVersion is the data storage version of the files written:
-	// "2.0", "2.1" or "2.2". Create defaults to "2.2" (Lance 12's default);
-	// append always writes the table's version (a different value is an
-	// error) and overwrite keeps the table's version unless this is set.
-	// Legacy ("0.1") and 2.3 tables are refused with ErrStorageVersion.
+	// "2.0", "2.1", "2.2" ("stable") or "2.3" ("next"; Lance 12's unstable
+	// version, whose files hold 2.2's encodings). Create defaults to "2.2"
+	// (Lance 12's default); append always writes the table's version (a
+	// different value is an error) and overwrite keeps the table's version
+	// unless this is set. Legacy ("0.1", Lance v1 files) tables are refused
+	// with ErrStorageVersion.
 	DataStorageVersion string
 	// ReplaceSchema lets an overwrite replace the table's schema with the
 	// input's. By default an overwrite keeps the table's schema (types,
@@ -677,7 +679,7 @@ func chooseStorageVersion(opts WriteOptions, head *manifest.File) (datafile.File
 		}
 		want = tv
 		if want == "0.1" || want == "legacy" {
-			return 0, fmt.Errorf("%w: the dataset's data storage version is legacy (0.1, Lance v1 files); lancekeeper writes 2.0, 2.1 and 2.2 data files only (upgrade the table with Lance first, or overwrite it with --data-storage-version)", ErrStorageVersion)
+			return 0, fmt.Errorf("%w: the dataset's data storage version is legacy (0.1, Lance v1 files); lancekeeper writes 2.0, 2.1, 2.2 and 2.3 data files only (upgrade the table with Lance first, or overwrite it with --data-storage-version)", ErrStorageVersion)
 		}
 	}
 	switch want {
@@ -687,13 +689,15 @@ func chooseStorageVersion(opts WriteOptions, head *manifest.File) (datafile.File
 		return datafile.V2_0, nil
 	case "2.1":
 		return datafile.V2_1, nil
-	case "2.2", "stable": // Lance 12 resolves "stable" to 2.2 ("next" to 2.3)
+	case "2.2", "stable": // Lance 12 resolves "stable" to 2.2
 		return datafile.V2_2, nil
+	case "2.3", "next": // and "next" to 2.3
+		return datafile.V2_3, nil
 	}
 	if head != nil && opts.Mode != ModeCreate && want == DataFormatVersion(head.Manifest) {
-		return 0, fmt.Errorf("%w: the dataset's data storage version is %s; lancekeeper writes 2.0, 2.1 and 2.2 data files only", ErrStorageVersion, want)
+		return 0, fmt.Errorf("%w: the dataset's data storage version is %s; lancekeeper writes 2.0, 2.1, 2.2 and 2.3 data files only", ErrStorageVersion, want)
 	}
-	return 0, fmt.Errorf("%w: data storage version %q; lancekeeper writes 2.0, 2.1 and 2.2 data files", ErrStorageVersion, want)
+	return 0, fmt.Errorf("%w: data storage version %q; lancekeeper writes 2.0, 2.1, 2.2 and 2.3 data files", ErrStorageVersion, want)
 }
 
 // tableSchemaMetadata is the input's schema metadata as the table keeps

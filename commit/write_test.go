@@ -226,9 +226,10 @@ func (f *failingReader) Err() error {
 
 // TestWriteArrow_AppendsAtTheTableStorageVersion (spec 2.1 §8.4: a
 // table's files all have the table's version): an append to a Lance 12
-// 2.2 table writes 2.2 files; asking for another version, or a legacy
-// table, is refused with ErrStorageVersion before anything is written;
-// create defaults to 2.2; overwrite keeps the table's version and schema.
+// 2.2 table writes 2.2 files (a 2.3 table's append 2.3 files); asking for
+// another version, or a legacy table, is refused with ErrStorageVersion
+// before anything is written; create defaults to 2.2 and takes 2.3/"next";
+// overwrite keeps the table's version and schema.
 func TestWriteArrow_AppendsAtTheTableStorageVersion(t *testing.T) {
 	ctx := context.Background()
 	dir := copyDir(t, "testdata/lance12_seeds_v0_zonemap.lance")
@@ -267,13 +268,27 @@ func TestWriteArrow_AppendsAtTheTableStorageVersion(t *testing.T) {
 		{WriteOptions{Mode: ModeCreate, DataStorageVersion: "2.1"}, datafile.V2_1},
 		{WriteOptions{Mode: ModeCreate, DataStorageVersion: "2.0"}, datafile.V2_0},
 		{WriteOptions{Mode: ModeOverwrite}, datafile.V2_2},
+		{WriteOptions{Mode: ModeCreate, DataStorageVersion: "stable"}, datafile.V2_2},
+		// 2.3 ("next" in Lance 12): spec 2.1 §2.5
+		{WriteOptions{Mode: ModeCreate, DataStorageVersion: "2.3"}, datafile.V2_3},
+		{WriteOptions{Mode: ModeCreate, DataStorageVersion: "next"}, datafile.V2_3},
 	} {
 		if got, err := chooseStorageVersion(tc.opts, nil); err != nil || got != tc.want {
 			t.Errorf("%+v: %v %v", tc.opts, got, err)
 		}
 	}
-	if _, err := chooseStorageVersion(WriteOptions{Mode: ModeCreate, DataStorageVersion: "2.3"}, nil); !errors.Is(err, ErrStorageVersion) {
-		t.Errorf("2.3: %v", err)
+	// an append to a 2.3 table writes 2.3 files; asking for 2.2 is refused
+	t23 := &pb.Manifest{DataFormat: &pb.Manifest_DataStorageFormat{FileFormat: "lance", Version: "2.3"}}
+	if got, err := chooseStorageVersion(WriteOptions{Mode: ModeAppend}, &manifest.File{Manifest: t23}); err != nil || got != datafile.V2_3 {
+		t.Errorf("append to 2.3: %v %v", got, err)
+	}
+	if _, err := chooseStorageVersion(WriteOptions{Mode: ModeAppend, DataStorageVersion: "2.2"}, &manifest.File{Manifest: t23}); !errors.Is(err, ErrStorageVersion) {
+		t.Errorf("append at 2.2 to a 2.3 table: %v", err)
+	}
+	for _, v := range []string{"2.4", "legacy", "stable_2.0"} {
+		if _, err := chooseStorageVersion(WriteOptions{Mode: ModeCreate, DataStorageVersion: v}, nil); !errors.Is(err, ErrStorageVersion) {
+			t.Errorf("%s: %v", v, err)
+		}
 	}
 	// Overwrite keeps the version and the schema (issue 15 item 15).
 	ow, err := WriteArrow(ctx, st, nullRecords(in, 3), WriteOptions{Mode: ModeOverwrite})

@@ -32,7 +32,9 @@
 // Writing: Writer produces v2.0 files (footer 0.3) from Arrow record batches
 // with the plain encodings of spec §4.5/§4.7 (flat, nullable, binary,
 // fixed_size_list, struct), independent paging per column (§4.9) and the
-// alignment and layout rules of §1.7, byte-compatible with Lance 12. It
+// alignment and layout rules of §1.7, byte-compatible with Lance 12, and
+// 2.1, 2.2 and 2.3 files (footer 2.n) with the structural encodings of
+// lance-file-format-2.1.md §8; a 2.3 file holds 2.2's encodings (§2.5). It
 // feeds every batch to seedio collectors for the chosen columns and embeds
 // the finished seeds as extra global buffers with their locators in the
 // file's schema metadata. Close returns what a manifest DataFile needs.

@@ -62,7 +62,10 @@ type WriterOptions struct {
 	SeedVersion0 bool
 
 	// Version is the storage version of the file: V2_0 (the default when
-	// zero), V2_1 or V2_2 (spec lance-file-format-2.1.md §8). 2.1+ files
+	// zero), V2_1, V2_2 or V2_3 (spec lance-file-format-2.1.md §8). A 2.3
+	// file holds the encodings of a 2.2 file (same bytes but the footer's
+	// minor version 3, spec §2.5): u8 RLE run lengths, which Lance 12 reads
+	// in 2.3 files, and never a SparseLayout (W12). 2.1+ files
 	// store every field Arrow can express in them (lists, maps, structs
 	// with nulls, dictionaries, decimals, fixed_size_binary, null).
 	Version FileVersion
@@ -327,13 +330,13 @@ func NewWriter(w io.Writer, schema *arrow.Schema, opts WriterOptions) (*Writer, 
 		if err := wr.buildSchema(opts); err != nil {
 			return nil, err
 		}
-	case V2_1, V2_2:
+	case V2_1, V2_2, V2_3:
 		wr.levelsFlat16 = flat21(16)
 		if err := wr.buildSchema21(opts); err != nil {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("%w: this writer writes storage versions 2.0, 2.1 and 2.2, not %s", ErrInvalidSchema, opts.Version)
+		return nil, fmt.Errorf("%w: this writer writes storage versions 2.0, 2.1, 2.2 and 2.3, not %s", ErrInvalidSchema, opts.Version)
 	}
 	if err := wr.buildSeeds(opts); err != nil {
 		return nil, err

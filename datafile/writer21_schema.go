@@ -9,7 +9,7 @@ import (
 	"github.com/lancekeeper/lancekeeper/seedio"
 )
 
-// The 2.1/2.2 writer (spec lance-file-format-2.1.md §8). A 2.1+ file has
+// The 2.1/2.2/2.3 writer (spec lance-file-format-2.1.md §8). A 2.1+ file has
 // one column per leaf (§3.1): every primitive, string or binary field and
 // every fixed_size_list of primitives; structs, lists and maps contribute
 // a layer to each leaf below them instead of a column.

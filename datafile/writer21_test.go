@@ -79,14 +79,14 @@ func nestedRecord(t *testing.T, n int) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
-// TestSpec21_W3_W7_W8_PageLayouts: 2.1 and 2.2 files carry PageLayout
-// pages (W2), has_large_chunk exactly in 2.2 (W3), Σ page lengths = rows
+// TestSpec21_W3_W7_W8_PageLayouts: 2.1, 2.2 and 2.3 files carry PageLayout
+// pages (W2), has_large_chunk exactly in 2.2 and 2.3 (W3), Σ page lengths = rows
 // (W7), layers innermost first (W8), and the manifest lists only the
 // leaves (spec 2.1 §8.3).
 func TestSpec21_W3_W7_W8_PageLayouts(t *testing.T) {
 	rec := nestedRecord(t, 3000)
 	defer rec.Release()
-	for _, v := range []FileVersion{V2_1, V2_2} {
+	for _, v := range []FileVersion{V2_1, V2_2, V2_3} {
 		f, res := write21(t, rec, WriterOptions{Version: v, PageSize: 4096})
 		if f.Version() != v || res.FileMinorVersion != v.Minor() {
 			t.Fatalf("%s: file version %s, result %d.%d", v, f.Version(), res.FileMajorVersion, res.FileMinorVersion)
@@ -109,7 +109,7 @@ func TestSpec21_W3_W7_W8_PageLayouts(t *testing.T) {
 				if err := proto.Unmarshal(p.Encoding.Value, &pl); err != nil {
 					t.Fatal(err)
 				}
-				if mb := pl.GetMiniBlockLayout(); mb != nil && mb.GetHasLargeChunk() != (v == V2_2) {
+				if mb := pl.GetMiniBlockLayout(); mb != nil && mb.GetHasLargeChunk() != (v >= V2_2) {
 					t.Fatalf("%s col %d page %d: has_large_chunk %v", v, c, pi, mb.GetHasLargeChunk())
 				}
 				if c == 1 { // l.item: [item, list]
@@ -152,7 +152,7 @@ func TestR15_FixedSizeListSeedHasTheStoredType(t *testing.T) {
 }
 
 // TestSpec21_MapRefusedIn21: Lance 12 refuses maps in 2.1 files; so does
-// the writer, with ErrInvalidSchema.
+// the writer, with ErrInvalidSchema; 2.2 and 2.3 take them.
 func TestSpec21_MapRefusedIn21(t *testing.T) {
 	sch := arrow.NewSchema([]arrow.Field{{Name: "m", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), Nullable: true}}, nil)
 	if _, err := NewWriter(&bytes.Buffer{}, sch, WriterOptions{Version: V2_1}); err == nil {
@@ -161,8 +161,8 @@ func TestSpec21_MapRefusedIn21(t *testing.T) {
 	if _, err := NewWriter(&bytes.Buffer{}, sch, WriterOptions{Version: V2_2}); err != nil {
 		t.Fatalf("map refused in 2.2: %v", err)
 	}
-	if _, err := NewWriter(&bytes.Buffer{}, sch, WriterOptions{Version: V2_3}); err == nil {
-		t.Fatal("2.3 accepted")
+	if _, err := NewWriter(&bytes.Buffer{}, sch, WriterOptions{Version: V2_3}); err != nil {
+		t.Fatalf("map refused in 2.3: %v", err)
 	}
 }
 

@@ -722,9 +722,11 @@ func checkWritable(m *pb.Manifest) (datafile.FileVersion, error) {
 		return datafile.V2_1, nil
 	case "2.2":
 		return datafile.V2_2, nil
+	case "2.3": // Lance 12's "next": 2.2's encodings, footer (2,3) (spec 2.1 §2.5)
+		return datafile.V2_3, nil
 	case "0.1", "legacy":
 		return 0, fmt.Errorf("%w: the table's data storage version is legacy 0.1, whose data files are not Lance v2 files and which this build does not write; rewrite it with Lance first", ErrStorageVersion)
 	default:
-		return 0, fmt.Errorf("%w: the table's data storage version is %s; this build writes 2.0, 2.1 and 2.2 data files", ErrStorageVersion, v)
+		return 0, fmt.Errorf("%w: the table's data storage version is %s; this build writes 2.0, 2.1, 2.2 and 2.3 data files", ErrStorageVersion, v)
 	}
 }

@@ -135,7 +135,8 @@ func TestCompactLance12AgreesRandom(t *testing.T) {
 // TestCompactCorpusLance12: copies of Lance 12 corpus tables (2.2; merge
 // insert, tags, a restore, v0 ZoneMap seeds, added/renamed/dropped columns;
 // storage_2_1 at 2.1 with a dictionary column; storage_2_0 with every 2.0
-// type: lists, dictionary, decimals, fixed_size_binary) compacted by us read the same
+// type: lists, dictionary, decimals, fixed_size_binary; storage_2_3 at 2.3,
+// Lance 12's "next") compacted by us read the same
 // rows in Lance 12, at the latest version and at every tag.
 func TestCompactCorpusLance12(t *testing.T) {
 	p := peerlance.ForTest(t)
@@ -143,7 +144,7 @@ func TestCompactCorpusLance12(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"merge_insert", "tags", "restore", "seeds_v0_zonemap", "schema_evolution", "storage_2_1", "storage_2_0"} {
+	for _, name := range []string{"merge_insert", "tags", "restore", "seeds_v0_zonemap", "schema_evolution", "storage_2_1", "storage_2_0", "storage_2_3"} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()

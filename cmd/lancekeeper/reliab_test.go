@@ -253,18 +253,18 @@ func TestItem16_BranchFlags(t *testing.T) {
 }
 
 // TestItem17_SeedsEnableRefusedWhereThisBuildCannotWrite is issue 15 item
-// 17: activation on a table whose files this build cannot write (2.3) is
-// refused (exit 3, nothing written), and `write --seeds` on it no longer
-// recommends the activation.
+// 17: activation on a table whose files this build cannot write (legacy
+// 0.1; 2.3 is written since session 25) is refused (exit 3, nothing
+// written), and `write --seeds` on it no longer recommends the activation.
 func TestItem17_SeedsEnableRefusedWhereThisBuildCannotWrite(t *testing.T) {
-	src := filepath.Join("..", "..", "..", "shared", "lance-corpus", "lance12", "storage_2_3.lance")
+	src := filepath.Join("..", "..", "..", "shared", "lance-corpus", "lance12", "storage_legacy.lance")
 	ds := filepath.Join(t.TempDir(), "ds")
 	if err := os.CopyFS(ds, os.DirFS(src)); err != nil {
 		t.Fatalf("the shared corpus is required: %v", err)
 	}
 	before := listTree(t, ds)
 	code, _, errs := runCLI(t, "seeds", "enable", ds, "--yes")
-	if code != exitRefused || !strings.Contains(errs, "2.2 only") {
+	if code != exitRefused || !strings.Contains(errs, "2.3 only") {
 		t.Fatalf("exit %d %s", code, errs)
 	}
 	if strings.Join(listTree(t, ds), ",") != strings.Join(before, ",") {
@@ -274,6 +274,6 @@ func TestItem17_SeedsEnableRefusedWhereThisBuildCannotWrite(t *testing.T) {
 	writeCSVFile(t, in, 0, 10)
 	_, _, errs = runCLI(t, "write", ds, "--from", in, "--seeds", "all")
 	if strings.Contains(errs, "seeds enable") || !strings.Contains(errs, "data files only") {
-		t.Fatalf("write --seeds on a 2.3 table: %s", errs)
+		t.Fatalf("write --seeds on a legacy table: %s", errs)
 	}
 }

@@ -207,8 +207,8 @@ func runSeedsEnable(e *env, args []string) int {
 	}
 	// Refuse when this build cannot write seeded files into the table:
 	// the activation would lock Lance releases out for nothing.
-	if v := commit.DataFormatVersion(m); v != "2.0" && v != "2.1" && v != "2.2" {
-		return fail(e, c.name, exitRefused, fmt.Errorf("%s: the table's data storage version is %s and this build writes seeded data files in 2.0, 2.1 and 2.2 only; activating FLAG_ZONE_WRITE_SEEDS would lock Lance releases out without any seeded file to gain", st, v))
+	if v := commit.DataFormatVersion(m); v != "2.0" && v != "2.1" && v != "2.2" && v != "2.3" {
+		return fail(e, c.name, exitRefused, fmt.Errorf("%s: the table's data storage version is %s and this build writes seeded data files in 2.0, 2.1, 2.2 and 2.3 only; activating FLAG_ZONE_WRITE_SEEDS would lock Lance releases out without any seeded file to gain", st, v))
 	}
 	fmt.Fprintf(e.stderr, "Activating FLAG_ZONE_WRITE_SEEDS on %s: from the new version on, Lance releases without zone write seed support refuse to open this dataset, for good (restore and overwrite keep the bit). Earlier versions are unchanged.\n", st)
 	if !*yes && isTerminal(os.Stdin) && isTerminal(os.Stderr) {

@@ -37,7 +37,7 @@ import (
 func (commands) Write() command {
 	return command{
 		name:    "write",
-		usage:   "DATASET --from FILE|- [--mode create|append|overwrite] [--data-storage-version 2.0|2.1|2.2] [--seeds all|COL,…] [--rows-per-zone N] [--enable-zone-write-seeds] [--no-index-seeds] [--format auto|arrow|parquet|csv] [--schema COL:TYPE,…] [--delimiter C] [--max-rows-per-file N] [--replace-schema] [--inline-transaction-only] [--branch B] [--progress] [--json] [--coordinator URL [--token T] [--dataset-name NAME]]",
+		usage:   "DATASET --from FILE|- [--mode create|append|overwrite] [--data-storage-version 2.0|2.1|2.2|2.3] [--seeds all|COL,…] [--rows-per-zone N] [--enable-zone-write-seeds] [--no-index-seeds] [--format auto|arrow|parquet|csv] [--schema COL:TYPE,…] [--delimiter C] [--max-rows-per-file N] [--replace-schema] [--inline-transaction-only] [--branch B] [--progress] [--json] [--coordinator URL [--token T] [--dataset-name NAME]]",
 		summary: "Write Arrow IPC, Parquet or CSV rows as Lance data files of the table's storage version (2.0, 2.1, 2.2; new tables 2.2 like Lance 12), optionally with v1 zone write seeds, and commit them.",
 		run:     runWrite,
 	}
@@ -82,7 +82,7 @@ func runWrite(e *env, args []string) int {
 	maxRows := fs.Int("max-rows-per-file", 0, "rows per data file / fragment (default 1048576)")
 	progress := fs.Bool("progress", false, "show a progress bar on stderr even when it is not a terminal")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	dsv := fs.String("data-storage-version", "", "data storage version of a new table: 2.0, 2.1 or 2.2 (default 2.2, like Lance 12); an append writes the table's version, an overwrite keeps it unless this is given")
+	dsv := fs.String("data-storage-version", "", "data storage version of a new table: 2.0, 2.1, 2.2 (stable) or 2.3 (next) (default 2.2, like Lance 12); an append writes the table's version, an overwrite keeps it unless this is given")
 	replaceSchema := fs.Bool("replace-schema", false, "overwrite: replace the table's schema with the input's (by default an overwrite keeps the table's types, nullability and field ids)")
 	inlineTxn := fs.Bool("inline-transaction-only", false, "write no _transactions/*.txn file: the transaction only inline in the manifest (writer flag DISABLE_TRANSACTION_FILE); one file and its fsyncs fewer per commit; Lance writers older than the flag refuse to write to the table while such a version is the latest")
 	var cw coordinatorWrite

@@ -142,7 +142,9 @@ func TestWriteCLI_Issue12_AppendToEveryCorpusTableAsLance12Does(t *testing.T) {
 
 			_, lanceErr := p.Append(ctx, theirs, in)
 			code, _, stderr := runCLI(t, "write", ours, "--from", in, "--mode", "append")
-			writable := tableVersion == "2.0" || tableVersion == "2.1" || tableVersion == "2.2"
+			// 2.3 included (spec 2.1 §2.5: 2.2's encodings, footer (2,3)):
+			// storage_2_3 is appended to as Lance 12 does.
+			writable := tableVersion == "2.0" || tableVersion == "2.1" || tableVersion == "2.2" || tableVersion == "2.3"
 			t.Logf("%s (storage %s): Lance 12 append: %v; ours: exit %d %s", rel, tableVersion, lanceErr, code, strings.TrimSpace(stderr))
 			var le *peerlance.LanceError
 			switch {

@@ -2,7 +2,7 @@ package main
 
 // Issue 12, "Us → Lance", through the CLI as a user runs it: for every
 // Arrow type of issue 12 items 1–2, at storage 2.0 (the types Lance 12
-// writes there), 2.1 and 2.2, `write --mode create --data-storage-version V`
+// writes there), 2.1, 2.2 and 2.3, `write --mode create --data-storage-version V`
 // and `write --mode append` from an Arrow IPC file, then Lance 12 (node
 // peer) reads identical rows, appends, optimizes, builds a scalar index and
 // still returns identical rows. A copy gets an append with v1 seeds on
@@ -45,7 +45,7 @@ import (
 type issue12Type struct {
 	name     string
 	dt       arrow.DataType
-	versions string // "" = 2.0 2.1 2.2
+	versions string // "" = 2.0 2.1 2.2 2.3
 }
 
 func issue12Types() []issue12Type {
@@ -99,12 +99,12 @@ func issue12Types() []issue12Type {
 		{"list_st", arrow.ListOf(nested), ""},
 		{"st_list", arrow.StructOf(f("l", arrow.ListOf(arrow.PrimitiveTypes.Int16), true), f("d", arrow.FixedWidthTypes.Date32, true)), ""},
 		// struct with null parents (2.0 cannot store struct validity)
-		{"st_nullrows", arrow.StructOf(f("x", arrow.PrimitiveTypes.Int32, true), f("s", arrow.BinaryTypes.String, true)), "2.1 2.2"},
-		{"st_fsl", arrow.StructOf(f("v", arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float64), true), f("n", nested, true)), "2.1 2.2"},
+		{"st_nullrows", arrow.StructOf(f("x", arrow.PrimitiveTypes.Int32, true), f("s", arrow.BinaryTypes.String, true)), "2.1 2.2 2.3"},
+		{"st_fsl", arrow.StructOf(f("v", arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float64), true), f("n", nested, true)), "2.1 2.2 2.3"},
 		// maps: Lance 12 refuses them in 2.0 and 2.1
-		{"map", arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), "2.2"},
-		{"map_list", arrow.MapOf(arrow.BinaryTypes.String, arrow.ListOf(arrow.PrimitiveTypes.Int64)), "2.2"},
-		{"list_map", arrow.ListOf(arrow.MapOf(arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String)), "2.2"},
+		{"map", arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), "2.2 2.3"},
+		{"map_list", arrow.MapOf(arrow.BinaryTypes.String, arrow.ListOf(arrow.PrimitiveTypes.Int64)), "2.2 2.3"},
+		{"list_map", arrow.ListOf(arrow.MapOf(arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String)), "2.2 2.3"},
 	}
 }
 
@@ -434,7 +434,8 @@ func requireSeedsMatchFileTypes(ctx context.Context, t *testing.T, dir string, f
 // (issue 12 items 1–2, "Us → Lance"; zone-seeds R15 for the seed types).
 func TestWriteCLI_Issue12_R15_EveryTypeEveryVersionRoundTripsThroughLance12(t *testing.T) {
 	p := peerlance.ServeForTest(t)
-	for vi, version := range []string{"2.0", "2.1", "2.2"} {
+	// 2.3 (Lance 12's "next"): spec 2.1 §2.5, W2/W3/W12.
+	for vi, version := range []string{"2.0", "2.1", "2.2", "2.3"} {
 		t.Run(version, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
@@ -588,8 +589,8 @@ func TestWriteCLI_Issue12_RefusesWhatLance12CannotWrite(t *testing.T) {
 
 // TestWriteCLI_Issue12_DataStorageVersionFlag: `write --mode create`
 // without --data-storage-version makes a 2.2 table as Lance 12 does;
-// 2.0/2.1/2.2 and "stable" (2.2 in Lance 12) are taken; 2.3, "next" (2.3
-// in Lance 12), legacy and anything else Lance 12 rejects are exit 2 with
+// 2.0/2.1/2.2/2.3, "stable" (2.2 in Lance 12) and "next" (2.3 in Lance 12)
+// are taken; legacy and anything else Lance 12 rejects are exit 2 with
 // nothing written; an append asking for another version than the table's
 // is exit 2.
 func TestWriteCLI_Issue12_DataStorageVersionFlag(t *testing.T) {
@@ -599,7 +600,7 @@ func TestWriteCLI_Issue12_DataStorageVersionFlag(t *testing.T) {
 	for _, c := range []struct {
 		flag, want string
 		code       int
-	}{{"", "2.2", 0}, {"2.0", "2.0", 0}, {"2.1", "2.1", 0}, {"2.2", "2.2", 0}, {"2.3", "", exitBadInput}, {"legacy", "", exitBadInput}, {"stable", "2.2", 0}, {"next", "", exitBadInput}, {"stable_2.0", "", exitBadInput}, {"x", "", exitBadInput}} {
+	}{{"", "2.2", 0}, {"2.0", "2.0", 0}, {"2.1", "2.1", 0}, {"2.2", "2.2", 0}, {"2.3", "2.3", 0}, {"legacy", "", exitBadInput}, {"stable", "2.2", 0}, {"next", "2.3", 0}, {"stable_2.0", "", exitBadInput}, {"x", "", exitBadInput}} {
 		dir := filepath.Join(t.TempDir(), "d.lance")
 		args := []string{"write", dir, "--from", in, "--mode", "create"}
 		if c.flag != "" {
@@ -618,7 +619,7 @@ func TestWriteCLI_Issue12_DataStorageVersionFlag(t *testing.T) {
 		if got := latest(t, dir).Manifest.GetDataFormat().GetVersion(); got != c.want {
 			t.Errorf("--data-storage-version %q: data_format %q, want %q", c.flag, got, c.want)
 		}
-		other := map[string]string{"2.0": "2.2", "2.1": "2.0", "2.2": "2.1"}[c.want]
+		other := map[string]string{"2.0": "2.2", "2.1": "2.0", "2.2": "2.1", "2.3": "2.2"}[c.want]
 		if code, _, errs := runCLI(t, "write", dir, "--from", in, "--mode", "append", "--data-storage-version", other); code != exitBadInput || !strings.Contains(errs, "data storage version") {
 			t.Errorf("append at %s to a %s table: exit %d %s", other, c.want, code, errs)
 		}

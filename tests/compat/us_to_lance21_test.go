@@ -1,7 +1,7 @@
 package compat_test
 
-// Us → Lance for 2.1/2.2 data files (issue 12 "How it is checked", second
-// item): tables created and appended by lancekeeper at storage 2.1 and 2.2,
+// Us → Lance for 2.1/2.2/2.3 data files (issue 12 "How it is checked", second
+// item): tables created and appended by lancekeeper at storage 2.1, 2.2 and 2.3,
 // every Arrow type the writer stores (nested nulls, lists of structs,
 // maps, dictionaries, decimals, fixed_size_binary), with and without v1
 // seeds in the files (without FLAG_ZONE_WRITE_SEEDS, so Lance 12 opens
@@ -308,7 +308,8 @@ func appendWithSeedsNoFlag(ctx context.Context, t *testing.T, st *store.Store, r
 // TestUsToLance21_R_W1_W14_EveryTypeReadByLance12 (spec 2.1 §8.1–§8.3).
 func TestUsToLance21_R_W1_W14_EveryTypeReadByLance12(t *testing.T) {
 	p := peerlance.ServeForTest(t)
-	for vi, version := range []string{"2.1", "2.2"} {
+	// 2.3 (Lance 12's "next"): spec 2.1 §2.5, footer (2,3), data_format "2.3"
+	for vi, version := range []string{"2.1", "2.2", "2.3"} {
 		t.Run(version, func(t *testing.T) {
 			record(t, catUsToLance)
 			ctx := peerContext(t)
@@ -328,12 +329,15 @@ func TestUsToLance21_R_W1_W14_EveryTypeReadByLance12(t *testing.T) {
 				t.Fatalf("data_format %q, want %q", got, version)
 			}
 			df := w1.Manifest.GetFragments()[0].GetFiles()[0]
-			if want := map[string]uint32{"2.1": 1, "2.2": 2}[version]; df.GetFileMajorVersion() != 2 || df.GetFileMinorVersion() != want {
+			if want := map[string]uint32{"2.1": 1, "2.2": 2, "2.3": 3}[version]; df.GetFileMajorVersion() != 2 || df.GetFileMinorVersion() != want {
 				t.Fatalf("file version %d.%d", df.GetFileMajorVersion(), df.GetFileMinorVersion())
 			}
 			f, err := datafile.Open(ctx, st.Bucket(), st.BucketKey(w1.Files[0].Path), datafile.OpenOptions{})
 			if err != nil {
 				t.Fatalf("our reader refuses our %s file: %v", version, err)
+			}
+			if got := f.Version().String(); got != version { // the footer's (2,n)
+				t.Fatalf("footer says %s, want %s", got, version)
 			}
 			if f.NumColumns() != len(df.GetFields()) {
 				t.Errorf("file has %d columns, manifest %d leaf fields (spec 2.1 §8.3)", f.NumColumns(), len(df.GetFields()))
@@ -347,7 +351,7 @@ func TestUsToLance21_R_W1_W14_EveryTypeReadByLance12(t *testing.T) {
 
 			rec3 := batch21(rng, version, 20000, 300)
 			defer rec3.Release()
-			appendWithSeedsNoFlag(ctx, t, st, rec3, map[string]datafile.FileVersion{"2.1": datafile.V2_1, "2.2": datafile.V2_2}[version], model)
+			appendWithSeedsNoFlag(ctx, t, st, rec3, map[string]datafile.FileVersion{"2.1": datafile.V2_1, "2.2": datafile.V2_2, "2.3": datafile.V2_3}[version], model)
 			requireLanceRows(ctx, t, p, dir, "our append with seeds in the files", model, cols)
 			requireOurRowsAsLance(ctx, t, p, dir, "our "+version+" files")
 
@@ -386,7 +390,7 @@ func TestUsToLance21_R_W1_W14_EveryTypeReadByLance12(t *testing.T) {
 
 // TestUsToLance21_AppendToCorpusTables: `write --mode append` works on
 // copies of the corpus's Lance 12 tables of every storage version this
-// build writes (2.1, 2.2; 2.0 where the 2.0 writer expresses the schema),
+// build writes (2.1, 2.2, 2.3; 2.0 where the 2.0 writer expresses the schema),
 // with and without seeds; the files have the table's version; without
 // seeds Lance 12 reads the table with the appended rows. A legacy (0.1)
 // table is refused with ErrStorageVersion before anything is written
@@ -397,7 +401,7 @@ func TestUsToLance21_AppendToCorpusTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for ti, name := range []string{"storage_2_1", "storage_2_0", "all_types", "seeds_v0_zonemap", "scalar_indices", "storage_legacy"} {
+	for ti, name := range []string{"storage_2_1", "storage_2_0", "all_types", "seeds_v0_zonemap", "scalar_indices", "storage_2_3", "storage_legacy"} {
 		t.Run(name, func(t *testing.T) {
 			record(t, catUsToLance)
 			ctx := peerContext(t)

@@ -341,7 +341,7 @@ func columnBytes(ctx context.Context, t *testing.T, dir string) []int64 {
 }
 
 // TestUsToLance21_WriteSizePerColumn (issue 12 "Compression on write"):
-// for each fixed shape, at 2.1 and 2.2, Lance 12 (through the peer) and
+// for each fixed shape, at 2.1, 2.2 and 2.3, Lance 12 (through the peer) and
 // lancekeeper write the same Arrow rows; every column of our file holds at
 // most 1.1× Lance's page bytes (+ 64 bytes for tiny columns), and Lance
 // reads our table with identical rows. The shapes exercise the encodings
@@ -352,7 +352,7 @@ func columnBytes(ctx context.Context, t *testing.T, dir string) []int64 {
 func TestUsToLance21_WriteSizePerColumn(t *testing.T) {
 	p := peerlance.ServeForTest(t)
 	shapes := sizeShapes()
-	for _, version := range []string{"2.1", "2.2"} {
+	for _, version := range []string{"2.1", "2.2", "2.3"} { // 2.3: spec 2.1 §2.5
 		t.Run(version, func(t *testing.T) {
 			record(t, catUsToLance)
 			ctx := peerContext(t)

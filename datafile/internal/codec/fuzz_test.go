@@ -148,6 +148,10 @@ func FuzzCompressiveEncoding(f *testing.F) {
 	}
 	rle := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Rle{Rle: &pb21.Rle{Values: flat(16), RunLengths: flat(8)}}}
 	f.Add(encBytes(rle), []byte{6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 4, 1, 5}, []byte{4, 1, 5}, uint64(10))
+	// 2.3 (Lance 12 after optimize): run lengths out-of-line bit-packed
+	rleP := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Rle{Rle: &pb21.Rle{Values: flat(16),
+		RunLengths: &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_OutOfLineBitpacking{OutOfLineBitpacking: &pb21.OutOfLineBitpacking{UncompressedBitsPerValue: 8, Values: flat(3)}}}}}}
+	f.Add(encBytes(rleP), []byte{0, 0, 1, 0, 0, 0}, []byte{4, 1, 5}, uint64(10))
 	v := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Variable{Variable: &pb21.Variable{Offsets: flat(32)}}}
 	f.Add(encBytes(v), []byte{12, 0, 0, 0, 13, 0, 0, 0, 15, 0, 0, 0, 'a', 'b', 'c', 0x48}, []byte(nil), uint64(2))
 	f.Add(encBytes(v), []byte{32, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 'x'}, []byte(nil), uint64(1))
@@ -352,6 +356,31 @@ func FuzzRLE(f *testing.F) {
 		}
 		_, err = codec.DecodeBlock(enc, vals, uint64(n), lim)
 		checkErr(t, err)
+	})
+}
+
+// FuzzRLEPackedChild: RLE whose values or run lengths are out-of-line
+// bit-packed (Lance 12's 2.3 optimize output packs the run lengths) over
+// hostile bytes, widths and counts: a typed error or exactly n values.
+func FuzzRLEPackedChild(f *testing.F) {
+	f.Add([]byte{0, 0, 1, 0, 0, 0}, []byte{4, 1, 5}, false, uint8(16), uint8(8), uint8(3), uint16(10))
+	f.Add(make([]byte, 5*128), []byte{3, 3, 3}, true, uint8(32), uint8(8), uint8(5), uint16(9))
+	f.Fuzz(func(t *testing.T, vals, runs []byte, packValues bool, vb, lb, w uint8, n uint16) {
+		packed := func(unc uint8) *pb21.CompressiveEncoding {
+			return &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_OutOfLineBitpacking{OutOfLineBitpacking: &pb21.OutOfLineBitpacking{
+				UncompressedBitsPerValue: uint64(unc), Values: flat(uint64(w))}}}
+		}
+		r := &pb21.Rle{Values: flat(uint64(vb)), RunLengths: packed(lb)}
+		if packValues {
+			r = &pb21.Rle{Values: packed(vb), RunLengths: flat(uint64(lb))}
+		}
+		enc := &pb21.CompressiveEncoding{Compression: &pb21.CompressiveEncoding_Rle{Rle: r}}
+		lim := codec.Limits{MaxBytes: fuzzLimit}
+		b, err := codec.DecodeMiniBlock(enc, [][]byte{vals, runs}, uint64(n), lim)
+		checkErr(t, err)
+		if err == nil && b.Num != uint64(n) {
+			t.Fatalf("%d values, want %d", b.Num, n)
+		}
 	})
 }
 

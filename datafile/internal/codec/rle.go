@@ -6,14 +6,31 @@ import (
 	"github.com/lancekeeper/lancekeeper/datafile/internal/pb21"
 )
 
-// rle expands run values (flat, V bits) by run lengths (flat u8 or u16)
-// to exactly n values (§7.5, §7.6). A zero run is corrupt (as in Lance 12).
-func (d *decoder) rle(enc *pb21.CompressiveEncoding, r *pb21.Rle, vals, runs []byte, n uint64) (Block, error) {
-	vf, lf := r.GetValues().GetFlat(), r.GetRunLengths().GetFlat()
-	if vf == nil || lf == nil || vf.Data != nil || lf.Data != nil {
-		return Block{}, d.errf(ErrUnsupported, enc, "RLE values and run lengths must be flat")
+// rleSide classifies one child of an Rle message: its decoded width in
+// bits and, when it is out-of-line bit-packed rather than flat, the
+// packing (nil for flat). Other compressions give ok = false.
+func rleSide(ce *pb21.CompressiveEncoding) (bits uint64, packed *pb21.OutOfLineBitpacking, ok bool) {
+	if f := ce.GetFlat(); f != nil && f.Data == nil {
+		return f.BitsPerValue, nil, true
 	}
-	vb, lb := vf.BitsPerValue, lf.BitsPerValue
+	if o := ce.GetOutOfLineBitpacking(); o != nil {
+		return o.UncompressedBitsPerValue, o, true
+	}
+	return 0, nil, false
+}
+
+// rle expands run values (V bits) by run lengths (u8, u16 or u32) to
+// exactly n values (§7.5, §7.6). A zero run is corrupt (as in Lance 12).
+// Both children are flat in Lance 12's 2.1/2.2 output; its 2.3 output
+// (seen after optimize) also out-of-line bit-packs one child, the run
+// lengths (`rle(v, oolbp(8←3))`): the flat child then gives the run count
+// the packed one is decoded with. Two packed children are refused.
+func (d *decoder) rle(enc *pb21.CompressiveEncoding, r *pb21.Rle, vals, runs []byte, n uint64) (Block, error) {
+	vb, vp, vok := rleSide(r.GetValues())
+	lb, lp, lok := rleSide(r.GetRunLengths())
+	if !vok || !lok || (vp != nil && lp != nil) {
+		return Block{}, d.errf(ErrUnsupported, enc, "RLE values and run lengths must be flat (or one of them out-of-line bit-packed)")
+	}
 	if vb == 0 || vb%8 != 0 || vb > 1<<16 {
 		return Block{}, d.errf(ErrUnsupported, enc, "run values of %d bits", vb)
 	}
@@ -21,9 +38,33 @@ func (d *decoder) rle(enc *pb21.CompressiveEncoding, r *pb21.Rle, vals, runs []b
 		return Block{}, d.errf(ErrUnsupported, enc, "run lengths of %d bits", lb)
 	}
 	vw, lw := vb/8, lb/8
-	nruns := uint64(len(runs)) / lw
-	if nv := uint64(len(vals)) / vw; nv < nruns {
-		nruns = nv
+	var nruns uint64
+	switch {
+	case vp != nil:
+		nruns = uint64(len(runs)) / lw
+		if vp.UncompressedBitsPerValue > 64 {
+			return Block{}, d.errf(ErrUnsupported, enc, "bit-packed run values of %d bits", vb)
+		}
+		blk, err := d.outOfLine(r.GetValues(), vp, vals, nruns)
+		if err != nil {
+			return Block{}, err
+		}
+		vals = blk.Data
+	case lp != nil:
+		nruns = uint64(len(vals)) / vw
+		blk, err := d.outOfLine(r.GetRunLengths(), lp, runs, nruns)
+		if err != nil {
+			return Block{}, err
+		}
+		runs = blk.Data
+	default:
+		nruns = uint64(len(runs)) / lw
+		if nv := uint64(len(vals)) / vw; nv < nruns {
+			nruns = nv
+		}
+	}
+	if uint64(len(vals)) < nruns*vw || uint64(len(runs)) < nruns*lw {
+		return Block{}, d.errf(ErrCorrupt, enc, "%d runs in %d value and %d run-length bytes", nruns, len(vals), len(runs))
 	}
 	size, ok := mulOK(n, vw)
 	if !ok {
